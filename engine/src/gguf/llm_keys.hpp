@@ -1,0 +1,37 @@
+// Metadata keys and tensor names of LLM architectures, as tables (llama.cpp's conventions).
+// Code asks for LlmKey::ContextLength and gets "<arch>.context_length"; no scattered literals.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace arbor {
+
+enum class LlmKey {
+    ContextLength, EmbeddingLength, BlockCount, FeedForwardLength, ExpertFeedForwardLength,
+    ExpertSharedFeedForwardLength, HeadCount, HeadCountKv, KeyLength, ValueLength,
+    RmsEpsilon, RopeFreqBase, RopeDimensionCount, RopeScalingType, RopeScalingFactor,
+    RopeScalingOrigContext, ExpertCount, ExpertUsedCount, ExpertSharedCount, VocabSize,
+};
+
+// "<arch>.<suffix>" for an architecture-scoped key.
+std::string llm_key(std::string_view arch, LlmKey key);
+std::string_view llm_key_suffix(LlmKey key);
+
+// General and tokenizer keys (not architecture-scoped).
+namespace gguf_keys {
+inline constexpr std::string_view kArchitecture = "general.architecture";
+inline constexpr std::string_view kName = "general.name";
+inline constexpr std::string_view kAlignment = "general.alignment";
+inline constexpr std::string_view kTokenizerModel = "tokenizer.ggml.model";
+inline constexpr std::string_view kTokenizerPre = "tokenizer.ggml.pre";
+inline constexpr std::string_view kTokens = "tokenizer.ggml.tokens";
+inline constexpr std::string_view kScores = "tokenizer.ggml.scores";
+inline constexpr std::string_view kTokenTypes = "tokenizer.ggml.token_type";
+inline constexpr std::string_view kMerges = "tokenizer.ggml.merges";
+inline constexpr std::string_view kBosId = "tokenizer.ggml.bos_token_id";
+inline constexpr std::string_view kEosId = "tokenizer.ggml.eos_token_id";
+inline constexpr std::string_view kChatTemplate = "tokenizer.chat_template";
+}  // namespace gguf_keys
+
+}  // namespace arbor
