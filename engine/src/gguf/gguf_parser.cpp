@@ -16,6 +16,23 @@ std::string at(const std::string& label, uint64_t off) {
     return label + ": at byte " + std::to_string(off) + ": ";
 }
 
+// A name or key as it may appear in a message: control bytes escaped, long ones cut.
+std::string shown(std::string_view s) {
+    std::string out;
+    for (unsigned char ch : s.substr(0, 200)) {
+        if (ch < 0x20 || ch == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[ch >> 4];
+            out += hex[ch & 15];
+        } else {
+            out += static_cast<char>(ch);
+        }
+    }
+    if (s.size() > 200) out += "...";
+    return out;
+}
+
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
 bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
 
@@ -97,7 +114,7 @@ Status read_value(Cursor& c, std::string_view key, GgufValue& v) {
     uint32_t t = 0;
     if (auto s = c.read(&t, "metadata value type"); !s) return s;
     if (!known_value_type(t))
-        return make_error(at(c.label(), type_at) + "metadata key '" + std::string(key) + "' has unknown value type " +
+        return make_error(at(c.label(), type_at) + "metadata key '" + shown(key) + "' has unknown value type " +
                           std::to_string(t));
     v.type = static_cast<GgufValueType>(t);
     if (v.type == GgufValueType::STRING) return c.read_string(&v.str, "metadata string value");
@@ -112,17 +129,17 @@ Status read_value(Cursor& c, std::string_view key, GgufValue& v) {
     uint32_t et = 0;
     if (auto s = c.read(&et, "array element type"); !s) return s;
     if (!known_value_type(et))
-        return make_error(at(c.label(), arr_at) + "array '" + std::string(key) + "' has unknown element type " +
+        return make_error(at(c.label(), arr_at) + "array '" + shown(key) + "' has unknown element type " +
                           std::to_string(et));
     v.elem_type = static_cast<GgufValueType>(et);
     if (v.elem_type == GgufValueType::ARRAY)
-        return make_error(at(c.label(), arr_at) + "array '" + std::string(key) + "' nests arrays, which GGUF readers do not support");
+        return make_error(at(c.label(), arr_at) + "array '" + shown(key) + "' nests arrays, which GGUF readers do not support");
     const uint64_t len_at = c.pos();
     if (auto s = c.read(&v.length, "array length"); !s) return s;
     if (v.elem_type == GgufValueType::STRING) {
         // Each string takes at least its 8-byte length: bound the count before reserving.
         if (v.length > c.remaining() / 8)
-            return make_error(at(c.label(), len_at) + "array '" + std::string(key) + "' claims " +
+            return make_error(at(c.label(), len_at) + "array '" + shown(key) + "' claims " +
                               std::to_string(v.length) + " strings, more than the file can hold");
         v.strings.reserve(v.length);
         for (uint64_t i = 0; i < v.length; ++i) {
@@ -134,7 +151,7 @@ Status read_value(Cursor& c, std::string_view key, GgufValue& v) {
     }
     uint64_t bytes = 0;
     if (mul_overflows(v.length, scalar_size(v.elem_type), &bytes) || bytes > c.remaining())
-        return make_error(at(c.label(), len_at) + "array '" + std::string(key) + "' claims " + std::to_string(v.length) +
+        return make_error(at(c.label(), len_at) + "array '" + shown(key) + "' claims " + std::to_string(v.length) +
                           " elements, more than the file can hold");
     v.data = c.here();
     c.seek(c.pos() + bytes);
@@ -182,7 +199,7 @@ Status GgufParser::parse_part(GgufFile& file, size_t part_index, bool take_metad
         if (auto s = c.read_string(&key, "metadata key"); !s) return s;
         if (key.empty()) return make_error(at(part.label, key_at) + "metadata key " + std::to_string(k) + " is empty");
         if (seen.count(key))
-            return make_error(at(part.label, key_at) + "duplicate metadata key '" + std::string(key) + "'");
+            return make_error(at(part.label, key_at) + "duplicate metadata key '" + shown(key) + "'");
         GgufValue v;
         if (auto s = read_value(c, key, v); !s) return s;
         if (key == "general.alignment") {
@@ -213,7 +230,7 @@ Status GgufParser::parse_part(GgufFile& file, size_t part_index, bool take_metad
         GgufTensor t;
         if (auto s = c.read_string(&t.name, "tensor name"); !s) return s;
         if (t.name.empty()) return make_error(at(part.label, info_at) + "tensor " + std::to_string(ti) + " has an empty name");
-        const std::string nm(t.name);
+        const std::string nm = shown(t.name);
         const uint64_t dims_at = c.pos();
         if (auto s = c.read(&t.n_dims, "tensor dimension count"); !s) return s;
         if (t.n_dims == 0 || t.n_dims > kMaxDims)
@@ -261,7 +278,7 @@ Status GgufParser::parse_part(GgufFile& file, size_t part_index, bool take_metad
         return make_error(part.label + ": the tensor data section (byte " + std::to_string(data_start) +
                           ") starts past the end of the file (" + std::to_string(part.size) + " bytes)");
     for (auto& p : pending) {
-        const std::string nm(p.t.name);
+        const std::string nm = shown(p.t.name);
         if (p.rel_offset % align)
             return make_error(at(part.label, p.info_at) + "tensor '" + nm + "' data offset " + std::to_string(p.rel_offset) +
                               " is not aligned to " + std::to_string(align));
@@ -292,8 +309,8 @@ Status GgufParser::finish(GgufFile& file) {
         const GgufTensor* a = order[i - 1];
         const GgufTensor* b = order[i];
         if (a->split == b->split && a->offset + a->nbytes > b->offset && a->nbytes > 0 && b->nbytes > 0)
-            return make_error(file.parts_[b->split]->label + ": tensor '" + std::string(b->name) + "' data overlaps tensor '" +
-                              std::string(a->name) + "'");
+            return make_error(file.parts_[b->split]->label + ": tensor '" + shown(b->name) + "' data overlaps tensor '" +
+                              shown(a->name) + "'");
     }
     return {};
 }
