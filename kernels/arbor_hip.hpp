@@ -1,0 +1,96 @@
+// One HIP source, two vendors. Included by every file in kernels/ instead of
+// <hip/hip_runtime.h>. With hipcc/clang (-x hip) it is the real HIP runtime; with nvcc it maps
+// the part of the HIP runtime and device API that Arbor uses onto CUDA. Keep the mapping
+// small and explicit: add a name here only when a kernel needs it.
+//
+// Wave size: both vendors run 32-wide here (gfx1151 is wave32). Nothing may assume 64.
+#pragma once
+
+#if defined(__HIP__) || (defined(__HIPCC__) && !defined(__CUDACC__))
+#include <hip/hip_runtime.h>
+#define ARBOR_GPU_VENDOR_AMD 1
+#elif defined(__CUDACC__)
+#include <cuda_runtime.h>
+#define ARBOR_GPU_VENDOR_NVIDIA 1
+
+// ---- runtime types and constants
+using hipError_t = cudaError_t;
+using hipStream_t = cudaStream_t;
+using hipEvent_t = cudaEvent_t;
+using hipDeviceProp_t = cudaDeviceProp;
+using hipDeviceAttribute_t = cudaDeviceAttr;
+#define hipSuccess cudaSuccess
+#define hipErrorNotReady cudaErrorNotReady
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipDeviceAttributeIntegrated cudaDevAttrIntegrated
+#define hipDeviceAttributeCooperativeLaunch cudaDevAttrCooperativeLaunch
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipDeviceAttributeWarpSize cudaDevAttrWarpSize
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipHostMallocMapped cudaHostAllocMapped
+
+// ---- runtime functions
+#define hipGetErrorString cudaGetErrorString
+#define hipGetLastError cudaGetLastError
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipHostMalloc cudaHostAlloc
+#define hipHostFree cudaFreeHost
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemset cudaMemset
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemGetInfo cudaMemGetInfo
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamQuery cudaStreamQuery
+#define hipEventCreate cudaEventCreate
+#define hipEventDestroy cudaEventDestroy
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipLaunchCooperativeKernel cudaLaunchCooperativeKernel
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define hipDriverGetVersion cudaDriverGetVersion
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
+
+// ---- device side: HIP's maskless warp intrinsics are full-warp operations.
+#define __shfl_xor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define __shfl_down(v, d) __shfl_down_sync(0xffffffffu, (v), (d))
+#define __shfl(v, l) __shfl_sync(0xffffffffu, (v), (l))
+#endif
+
+#if defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
+// A wall clock in nanoseconds, for bounded waits and the profiler ring.
+__device__ inline unsigned long long arbor_wall_ns() {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    // The constant-rate "steady" counter (s_memrealtime / REALTIME message), 100 MHz on
+    // current parts, including gfx11.
+    return static_cast<unsigned long long>(__builtin_readsteadycounter()) * 10ull;
+#endif
+}
+
+// Back off inside a spin-wait without burning issue slots.
+__device__ inline void arbor_pause() {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    __nanosleep(100);
+#else
+    __builtin_amdgcn_s_sleep(2);
+#endif
+}
+#endif
