@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -140,6 +141,10 @@ public:
     // Adds a tensor whose data (already encoded in `type`) is `data`. With sparse writing the
     // data may be empty: the file then holds a hole of the right size.
     Status add_tensor(std::string name, std::vector<int64_t> shape, TensorType type, std::vector<uint8_t> data);
+    // Adds a tensor whose bytes are produced at write time, `nbytes` at a time into `dst`, so a
+    // multi-gigabyte model never has to sit in memory. The callback may fail with an Error.
+    using TensorFill = std::function<Status(uint8_t* dst, uint64_t nbytes)>;
+    Status add_tensor_generated(std::string name, std::vector<int64_t> shape, TensorType type, TensorFill fill);
     // Writes atomically (temp file + rename). zero_data leaves tensor data as a sparse hole.
     Status write(const std::string& path, bool zero_data = false) const;
 
@@ -150,6 +155,7 @@ private:
         TensorType type;
         std::vector<uint8_t> data;
         uint64_t nbytes;
+        TensorFill fill;
     };
     uint32_t alignment_;
     std::vector<std::pair<std::string, GgufWriteValue>> kv_;

@@ -86,7 +86,13 @@ Status GgufWriter::add_tensor(std::string name, std::vector<int64_t> shape, Tens
     if (!data.empty() && data.size() != nbytes)
         return make_error("tensor '" + name + "': " + std::to_string(data.size()) + " data bytes given, " +
                           std::to_string(nbytes) + " expected");
-    tensors_.push_back({std::move(name), std::move(shape), type, std::move(data), nbytes});
+    tensors_.push_back({std::move(name), std::move(shape), type, std::move(data), nbytes, {}});
+    return {};
+}
+
+Status GgufWriter::add_tensor_generated(std::string name, std::vector<int64_t> shape, TensorType type, TensorFill fill) {
+    if (auto s = add_tensor(std::move(name), std::move(shape), type, {}); !s) return s;
+    tensors_.back().fill = std::move(fill);
     return {};
 }
 
@@ -152,7 +158,11 @@ Status GgufWriter::write(const std::string& path, bool zero_data) const {
                 uint64_t n = std::min<uint64_t>(sizeof zeros, want - f->position());
                 if (auto s = f->write(zeros, n); !s) return s;
             }
-            if (t.data.empty()) {
+            if (t.fill) {
+                std::vector<uint8_t> buf(t.nbytes);
+                if (auto s = t.fill(buf.data(), t.nbytes); !s) return make_error("tensor '" + t.name + "': " + s.message());
+                if (auto s = f->write(buf.data(), buf.size()); !s) return s;
+            } else if (t.data.empty()) {
                 if (auto s = f->extend_to(want + t.nbytes); !s) return s;
             } else if (auto s = f->write(t.data.data(), t.data.size()); !s) {
                 return s;
