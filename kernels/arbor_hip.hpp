@@ -61,6 +61,8 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
 #define hipLaunchCooperativeKernel cudaLaunchCooperativeKernel
+#define hipLaunchKernel cudaLaunchKernel
+#define hipEventQuery cudaEventQuery
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion

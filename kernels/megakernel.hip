@@ -1,0 +1,92 @@
+// The persistent megakernel: one launch per pass. Every workgroup is co-resident (grid from
+// the occupancy API, cooperative launch where supported); the kernel walks the program level
+// by level, spreading each stage's work items over all warps, with a bounded grid barrier
+// between dependent levels. Warps take items in a fixed round-robin, and every item is
+// self-contained, so the bits never depend on the schedule.
+#include "arbor_hip.hpp"
+#include "gpu_runtime.hpp"
+#include "mk_dot.hpp"
+#include "mk_launch.hpp"
+#include "mk_program.hpp"
+#include "mk_sync.hpp"
+
+namespace arbor::gpu {
+
+__device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, unsigned long long t0, unsigned long long t1) {
+    if (!p.events || *n_events >= p.max_events) return;
+    MkEvent& e = p.events[static_cast<long long>(blockIdx.x) * p.max_events + *n_events];
+    e.stage = stage;
+    e.block = static_cast<int>(blockIdx.x);
+    e.t0_ns = t0;
+    e.t1_ns = t1;
+    ++*n_events;
+}
+
+__device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
+                                    long long warps, int lane) {
+    switch (st.op) {
+    case kOpDotRows: {
+        const MkDotRows& d = st.dot;
+        for (long long r = gwarp; r < d.rows; r += warps) {
+            const float v = warp_dot_row(d.type, d.w + r * d.row_bytes, d.x, d.xq, d.n, lane);
+            if (lane == 0) d.out[r] = v;
+        }
+        break;
+    }
+    case kOpSignal:
+        if (gwarp == 0 && lane == 0) {
+            __threadfence();
+            atomicAdd(&sync.dev->counters[st.counter.counter].value, 1u);
+        }
+        break;
+    case kOpWaitCounter:
+        if (gwarp == 0 && lane == 0)
+            mk_wait_geq(sync, &sync.dev->counters[st.counter.counter].value, st.counter.target, stage_index, level,
+                        kWaitCounter);
+        break;
+    default:
+        if (gwarp == 0 && lane == 0) mk_report(sync, kMkBadOp, stage_index, level, kWaitNone, 0);
+        break;
+    }
+}
+
+__global__ void megakernel(MkProgram prog, MkSync sync) {
+    __shared__ int n_events;
+    if (threadIdx.x == 0) n_events = 0;
+    const int warps_per_block = static_cast<int>(blockDim.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const long long gwarp = static_cast<long long>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
+    const long long warps = static_cast<long long>(gridDim.x) * warps_per_block;
+    int si = 0;
+    for (int level = 0; level < prog.n_levels; ++level) {
+        for (; si < prog.n_stages && prog.stages[si].level == level; ++si) {
+            const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
+            mk_run_stage(prog.stages[si], si, level, sync, gwarp, warps, lane);
+            if (prog.events) {
+                __syncthreads();
+                if (threadIdx.x == 0) mk_event(prog, &n_events, si, t0, arbor_wall_ns());
+            }
+        }
+        if (level + 1 < prog.n_levels) {
+            const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
+            if (!mk_grid_barrier(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
+            if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, -(level + 1), t0, arbor_wall_ns());
+        }
+    }
+    // The last workgroup out resets the barrier for the next pass: no memset launch needed.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const unsigned arrived = atomicAdd(&sync.dev->counters[13].value, 1u);
+        if (arrived + 1 == gridDim.x) {
+            atomicExch(&sync.dev->barrier.value, 0u);
+            for (int c = 0; c < 13; ++c) atomicExch(&sync.dev->counters[c].value, 0u);
+            atomicExch(&sync.dev->counters[13].value, 0u);
+            __threadfence();
+        }
+    }
+}
+
+const void* megakernel_entry() { return reinterpret_cast<const void*>(&megakernel); }
+
+}  // namespace arbor::gpu

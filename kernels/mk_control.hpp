@@ -1,0 +1,51 @@
+// Control block of the persistent megakernel, shared by host and device code.
+//
+// Every flag and counter sits on its own 128-byte line. Counters the grid spins on live in
+// device memory (MkDeviceLines); the abort flag the host watchdog writes and the error record
+// the host reads live in host-mapped pinned memory (MkHostBlock), so they work while the kernel
+// runs and after it exits.
+#pragma once
+
+#include <cstdint>
+
+namespace arbor::gpu {
+
+struct alignas(128) MkLine {
+    unsigned int value;
+    unsigned int pad[31];
+};
+static_assert(sizeof(MkLine) == 128);
+
+enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };
+enum MkErrorCode : int { kMkOk = 0, kMkTimeout = 1, kMkHostAbort = 2, kMkBadOp = 3 };
+
+struct MkError {
+    int code;        // MkErrorCode
+    int stage;       // stage index in the program
+    int level;       // dependency level
+    int wait_kind;   // MkWaitKind
+    int block;       // the workgroup that reported it
+    int pad;
+    unsigned long long waited_ns;
+};
+
+struct MkHostBlock {
+    MkLine abort;         // nonzero: every wait gives up (set by the host watchdog or the device)
+    MkLine error_claim;   // the first reporter wins
+    MkError error;
+};
+
+struct MkDeviceLines {
+    MkLine barrier;       // grid-barrier arrivals, monotonic within a pass
+    MkLine abort;         // device-side copy of the abort decision (cheap to poll)
+    MkLine counters[14];  // per-dependency counters for stages that use them
+};
+
+// One profiler event: a workgroup's span on a stage, or its wait at a level's barrier.
+struct MkEvent {
+    int stage;   // >= 0: stage index; < 0: -(level+1) for a barrier wait
+    int block;
+    unsigned long long t0_ns, t1_ns;
+};
+
+}  // namespace arbor::gpu

@@ -1,0 +1,77 @@
+// Warp-level row dots: the numerics contract's 32 lanes are the 32 lanes of a warp/wave.
+// Lane j accumulates element i = j, j+32, ... (float weights) or sub-block b = j, j+32, ...
+// (quantized weights) with the same element functions as the CPU (quant_blocks.hpp); the
+// shuffle tree then adds acc[j] + acc[j+s] for s = 16..1 exactly as combine_lanes does.
+// So a row dot here has the CPU's bits, whichever warp computes it.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "quant/quant_blocks.hpp"
+#include "quant/quant_blocks_k.hpp"
+
+#include <arbor/quant.hpp>
+#include <arbor/tensor_types.hpp>
+
+namespace arbor::gpu {
+
+// Result valid in lane 0.
+__device__ inline float warp_combine(float acc) {
+    for (int s = 16; s >= 1; s >>= 1) {
+        const float o = __shfl_down(acc, s);
+        acc = quant::blocks::add_rn(acc, o);
+    }
+    return acc;
+}
+
+template <class Fmt>
+__device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* xq, long long n, int lane) {
+    float acc = 0.0f;
+    const long long subs = n / 32;
+    for (long long b = lane; b < subs; b += 32) {
+        const uint8_t* blk = w + (b / Fmt::kSubs) * Fmt::kBytes;
+        const quant::blocks::SubTerms t = Fmt::terms(blk, int(b % Fmt::kSubs), xq[b].q, xq[b].sum);
+        acc = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc, t, xq[b].d);
+    }
+    return warp_combine(acc);
+}
+
+template <int Kind>  // 0 F32, 1 F16, 2 BF16
+__device__ inline float warp_dot_float(const uint8_t* w, const float* x, long long n, int lane) {
+    using namespace quant::blocks;
+    float acc = 0.0f;
+    for (long long i = lane; i < n; i += 32) {
+        float wi;
+        if (Kind == 0) wi = bits_f32(ld32(w + 4 * i));
+        else if (Kind == 1) wi = fp16_to_f32(ld16(w + 2 * i));
+        else wi = bf16_to_f32(ld16(w + 2 * i));
+        acc = fmaf(wi, x[i], acc);
+    }
+    return warp_combine(acc);
+}
+
+// NaN for a type the contract does not cover (the host checks types before building a stage).
+__device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
+                                     int lane) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::F32: return warp_dot_float<0>(w, x, n, lane);
+    case TensorType::F16: return warp_dot_float<1>(w, x, n, lane);
+    case TensorType::BF16: return warp_dot_float<2>(w, x, n, lane);
+    case TensorType::Q4_0: return warp_dot_quant<Q4_0>(w, xq, n, lane);
+    case TensorType::Q4_1: return warp_dot_quant<Q4_1>(w, xq, n, lane);
+    case TensorType::Q5_0: return warp_dot_quant<Q5_0>(w, xq, n, lane);
+    case TensorType::Q5_1: return warp_dot_quant<Q5_1>(w, xq, n, lane);
+    case TensorType::Q8_0: return warp_dot_quant<Q8_0>(w, xq, n, lane);
+    case TensorType::Q2_K: return warp_dot_quant<Q2_K>(w, xq, n, lane);
+    case TensorType::Q3_K: return warp_dot_quant<Q3_K>(w, xq, n, lane);
+    case TensorType::Q4_K: return warp_dot_quant<Q4_K>(w, xq, n, lane);
+    case TensorType::Q5_K: return warp_dot_quant<Q5_K>(w, xq, n, lane);
+    case TensorType::Q6_K: return warp_dot_quant<Q6_K>(w, xq, n, lane);
+    case TensorType::IQ4_NL: return warp_dot_quant<IQ4_NL>(w, xq, n, lane);
+    case TensorType::IQ4_XS: return warp_dot_quant<IQ4_XS>(w, xq, n, lane);
+    case TensorType::MXFP4: return warp_dot_quant<MXFP4>(w, xq, n, lane);
+    default: return __int_as_float(0x7fc00000);
+    }
+}
+
+}  // namespace arbor::gpu

@@ -1,0 +1,40 @@
+// The megakernel's host-side launcher: control blocks, co-resident grid sizing, one launch per
+// pass, the host watchdog, error reports and the profiler's trace.
+#pragma once
+
+#include "gpu_runtime.hpp"
+#include "mk_program.hpp"
+
+#include <arbor/result.hpp>
+
+#include <string>
+#include <vector>
+
+namespace arbor::gpu {
+
+const void* megakernel_entry();
+
+class MkRuntime {
+public:
+    static Result<MkRuntime*> get();  // one per process and device, created on first use
+    // Runs `stages` (host copies; pointers inside point to device memory) as one pass.
+    Status run(const std::vector<MkStage>& stages, const RunOptions& opt, LaunchInfo* info);
+    int grid() const { return grid_; }
+    int block() const { return block_; }
+
+private:
+    Status init();
+    Status reset_after_abort();
+    MkHostBlock* host_ = nullptr;     // pinned, host-mapped
+    MkHostBlock* host_dev_ = nullptr; // its device address
+    MkDeviceLines* lines_ = nullptr;
+    MkStage* stages_dev_ = nullptr;
+    size_t stages_cap_ = 0;
+    MkEvent* events_ = nullptr;
+    int max_events_ = 0;
+    int grid_ = 0, block_ = 256;
+    bool cooperative_ = false;
+    std::string device_name_;
+};
+
+}  // namespace arbor::gpu

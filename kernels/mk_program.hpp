@@ -1,0 +1,55 @@
+// What the megakernel executes: a program of stages grouped in dependency levels (the device
+// form of a pass plan). Shared by host and device code; plain data only.
+#pragma once
+
+#include "mk_control.hpp"
+
+#include <cstdint>
+
+namespace arbor::quant {
+struct BlockQ8A;
+}
+
+namespace arbor::gpu {
+
+enum MkOp : int {
+    kOpDotRows = 1,     // out[r] = dot_row(type, W row r, x | xq), one warp per row      items: rows
+    kOpSignal = 2,      // counters[c] += 1, once                                          items: 1
+    kOpWaitCounter = 3, // wait until counters[c] >= target, then nothing                  items: 1
+};
+
+struct MkDotRows {
+    const uint8_t* w;
+    unsigned long long row_bytes;
+    long long rows;
+    long long n;
+    int type;  // arbor::TensorType
+    const float* x;
+    const quant::BlockQ8A* xq;
+    float* out;
+};
+
+struct MkCounterOp {
+    int counter;
+    unsigned target;
+};
+
+struct MkStage {
+    int op;
+    int level;
+    long long items;
+    union {
+        MkDotRows dot;
+        MkCounterOp counter;
+    };
+};
+
+struct MkProgram {
+    const MkStage* stages;  // device memory, in level order
+    int n_stages;
+    int n_levels;
+    MkEvent* events;        // null: profiling off; else [grid][max_events]
+    int max_events;
+};
+
+}  // namespace arbor::gpu
