@@ -20,7 +20,8 @@ StartupOptions parseStartupOptions(const QStringList& arguments) {
     QCommandLineOption fake(QStringLiteral("fake-engine"), QStringLiteral("Drive the UI with a scripted fake engine."),
                             QStringLiteral("SCRIPT"));
     QCommandLineOption demo(QStringLiteral("demo"), QStringLiteral("Open with the bundled demo model."));
-    p.addOptions({help, version, dataDir, shot, fake, demo});
+    QCommandLineOption newChat(QStringLiteral("new-chat"), QStringLiteral("Start a new chat, in the running Arbor if there is one."));
+    p.addOptions({help, version, dataDir, shot, fake, demo, newChat});
     p.addPositionalArgument(QStringLiteral("files"), QStringLiteral("GGUF model files to import."), QStringLiteral("[FILE.gguf...]"));
     if (!p.parse(arguments)) {
         o.error = p.errorText();
@@ -40,6 +41,7 @@ StartupOptions parseStartupOptions(const QStringList& arguments) {
     o.screenshotPath = p.value(shot);
     o.fakeEngineScript = p.value(fake);
     o.demo = p.isSet(demo);
+    o.newChat = p.isSet(newChat);
     o.files = p.positionalArguments();
     return o;
 }
