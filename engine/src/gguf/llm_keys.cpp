@@ -24,8 +24,47 @@ std::string_view llm_key_suffix(LlmKey key) {
         case LlmKey::ExpertUsedCount: return "expert_used_count";
         case LlmKey::ExpertSharedCount: return "expert_shared_count";
         case LlmKey::VocabSize: return "vocab_size";
+        case LlmKey::RopeScalingAttnFactor: return "rope.scaling.attn_factor";
+        case LlmKey::RopeScalingYarnLogMul: return "rope.scaling.yarn_log_multiplier";
+        case LlmKey::RopeScalingYarnExtFactor: return "rope.scaling.yarn_ext_factor";
+        case LlmKey::RopeScalingYarnBetaFast: return "rope.scaling.yarn_beta_fast";
+        case LlmKey::RopeScalingYarnBetaSlow: return "rope.scaling.yarn_beta_slow";
+        case LlmKey::ExpertWeightsNorm: return "expert_weights_norm";
+        case LlmKey::ExpertGatingFunc: return "expert_gating_func";
+        case LlmKey::AttentionScale: return "attention.scale";
     }
     return "";
+}
+
+std::string llm_tensor_name(LlmTensor t, int layer, bool bias) {
+    std::string_view s;
+    bool global = false;
+    switch (t) {
+        case LlmTensor::TokenEmbd: s = "token_embd", global = true; break;
+        case LlmTensor::OutputNorm: s = "output_norm", global = true; break;
+        case LlmTensor::Output: s = "output", global = true; break;
+        case LlmTensor::RopeFreqs: s = "rope_freqs", global = true; break;
+        case LlmTensor::AttnNorm: s = "attn_norm"; break;
+        case LlmTensor::AttnQ: s = "attn_q"; break;
+        case LlmTensor::AttnK: s = "attn_k"; break;
+        case LlmTensor::AttnV: s = "attn_v"; break;
+        case LlmTensor::AttnOut: s = "attn_output"; break;
+        case LlmTensor::AttnQNorm: s = "attn_q_norm"; break;
+        case LlmTensor::AttnKNorm: s = "attn_k_norm"; break;
+        case LlmTensor::FfnNorm: s = "ffn_norm"; break;
+        case LlmTensor::FfnGate: s = "ffn_gate"; break;
+        case LlmTensor::FfnUp: s = "ffn_up"; break;
+        case LlmTensor::FfnDown: s = "ffn_down"; break;
+        case LlmTensor::FfnGateInp: s = "ffn_gate_inp"; break;
+        case LlmTensor::FfnGateExps: s = "ffn_gate_exps"; break;
+        case LlmTensor::FfnUpExps: s = "ffn_up_exps"; break;
+        case LlmTensor::FfnDownExps: s = "ffn_down_exps"; break;
+    }
+    std::string name;
+    if (!global) name = "blk." + std::to_string(layer) + ".";
+    name += s;
+    name += bias ? ".bias" : ".weight";
+    return name;
 }
 
 std::string llm_key(std::string_view arch, LlmKey key) {

@@ -12,11 +12,23 @@ enum class LlmKey {
     ExpertSharedFeedForwardLength, HeadCount, HeadCountKv, KeyLength, ValueLength,
     RmsEpsilon, RopeFreqBase, RopeDimensionCount, RopeScalingType, RopeScalingFactor,
     RopeScalingOrigContext, ExpertCount, ExpertUsedCount, ExpertSharedCount, VocabSize,
+    RopeScalingAttnFactor, RopeScalingYarnLogMul, RopeScalingYarnExtFactor, RopeScalingYarnBetaFast,
+    RopeScalingYarnBetaSlow, ExpertWeightsNorm, ExpertGatingFunc, AttentionScale,
 };
 
 // "<arch>.<suffix>" for an architecture-scoped key.
 std::string llm_key(std::string_view arch, LlmKey key);
 std::string_view llm_key_suffix(LlmKey key);
+
+// Tensor names (llama.cpp's GGUF conventions). Per-layer ones are "blk.<i>.<suffix>.weight"
+// (or ".bias"); the others have no layer.
+enum class LlmTensor {
+    TokenEmbd, OutputNorm, Output, RopeFreqs,
+    AttnNorm, AttnQ, AttnK, AttnV, AttnOut, AttnQNorm, AttnKNorm,
+    FfnNorm, FfnGate, FfnUp, FfnDown, FfnGateInp, FfnGateExps, FfnUpExps, FfnDownExps,
+};
+// "token_embd.weight", "blk.3.attn_q.weight", "blk.3.attn_q.bias" (bias = true).
+std::string llm_tensor_name(LlmTensor t, int layer = -1, bool bias = false);
 
 // General and tokenizer keys (not architecture-scoped).
 namespace gguf_keys {

@@ -1,0 +1,71 @@
+// Backends run passes of a model: a batch of token runs, each appended to its own sequence,
+// in one evaluation of the model's pass plan. The CPU backend is the reference; every other
+// backend must produce the same bits (see docs/ARCHITECTURE.md, numerics contract).
+//
+// Exactness: the logits of a token depend only on the model, its sequence's tokens and its
+// position; never on the thread count, on which other sequences share the pass, or on how a
+// prompt was cut into chunks. A batch larger than the backend's max_batch_tokens is split into
+// several passes, which by the same property changes no bit.
+#pragma once
+
+#include <arbor/kv_cache.hpp>
+#include <arbor/model.hpp>
+#include <arbor/result.hpp>
+#include <arbor/tokenizer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbor {
+
+enum class LogitsMode { None, Last, All };
+
+// One run of tokens appended to a sequence: they take positions seq->size() onwards.
+struct BatchEntry {
+    KvSequence* seq = nullptr;
+    std::span<const TokenId> tokens;
+    LogitsMode logits = LogitsMode::Last;
+};
+
+// The logits a pass produced: rows in batch order (entry 0's rows first), each n_vocab floats.
+struct PassLogits {
+    struct Row {
+        int32_t entry;  // index into the batch
+        int32_t token;  // index into that entry's tokens
+    };
+    int64_t n_vocab = 0;
+    std::vector<Row> rows;
+    std::vector<float> data;
+
+    size_t size() const { return rows.size(); }
+    const float* row(size_t i) const { return data.data() + i * size_t(n_vocab); }
+    std::span<const float> row_span(size_t i) const { return {row(i), size_t(n_vocab)}; }
+};
+
+struct BackendOptions {
+    int threads = 0;                  // 0: the machine's hardware threads
+    int64_t max_batch_tokens = 256;   // tokens per pass (scratch is sized for this)
+    bool scalar = false;              // CPU: the scalar reference kernels only (same bits, slower)
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string_view name() const = 0;  // "cpu"
+    virtual std::string device() const = 0;     // e.g. "CPU, 2 threads, avx2"
+    virtual const Model& model() const = 0;
+    // Appends every entry's tokens to its sequence and fills `out` with the logits asked for.
+    // On error nothing is appended (sequences keep their size).
+    virtual Status eval(std::span<const BatchEntry> batch, PassLogits* out) = 0;
+};
+
+Result<std::unique_ptr<Backend>> make_cpu_backend(std::shared_ptr<const Model> model, BackendOptions opts = {});
+// "cpu", or "gpu" (an error naming why when this build or machine has no usable GPU backend).
+Result<std::unique_ptr<Backend>> make_backend(std::string_view name, std::shared_ptr<const Model> model,
+                                              BackendOptions opts = {});
+
+}  // namespace arbor

@@ -1,0 +1,125 @@
+// The KV cache: per-sequence cells in fixed-size, reference-counted pages.
+//
+// A sequence's cell i holds the keys and values of its token at position i (cells and positions
+// are the same numbers). Cells live in pages of kKvPageCells cells; a sequence owns a page table
+// (a list of page ids). A page may be shared by several sequences (fork): it is reference
+// counted, and the first write into a shared page copies it (copy-on-write), so a fork shares
+// its parent's prefix without copying or recomputing it.
+//
+// Element type: F16 (IEEE half, round to nearest even from the float32 K/V; the default) or F32.
+// Page layout, for each layer l in order: the K block [n_head_kv][kKvPageCells][head_dim_k],
+// then the V block [n_head_kv][kKvPageCells][head_dim_v]. One (layer, head) of a page is thus a
+// contiguous run of 256 rows, which is what the attention stage streams. The page size equals
+// the attention chunk of the numerics contract, so chunks never straddle pages.
+#pragma once
+
+#include <arbor/model.hpp>
+#include <arbor/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+namespace arbor {
+
+constexpr int64_t kKvPageCells = 256;
+
+enum class KvType { F16, F32 };
+std::string_view kv_type_name(KvType t);
+int64_t kv_type_bytes(KvType t);
+
+struct KvLayout {
+    int64_t n_layer = 0, n_head_kv = 0, head_dim_k = 0, head_dim_v = 0;
+    KvType type = KvType::F16;
+    int64_t elem_bytes = 2;
+    size_t page_bytes = 0;
+
+    static KvLayout for_model(const ModelConfig& c, KvType type);
+    // Byte offsets inside a page of cell 0 of (layer, kv head); cells follow at
+    // head_dim * elem_bytes.
+    size_t k_offset(int64_t layer, int64_t head) const {
+        return size_t(layer) * layer_bytes() + size_t(head * kKvPageCells * head_dim_k * elem_bytes);
+    }
+    size_t v_offset(int64_t layer, int64_t head) const {
+        return size_t(layer) * layer_bytes() + size_t(n_head_kv * kKvPageCells * head_dim_k * elem_bytes) +
+               size_t(head * kKvPageCells * head_dim_v * elem_bytes);
+    }
+    size_t layer_bytes() const { return size_t(n_head_kv * kKvPageCells * (head_dim_k + head_dim_v) * elem_bytes); }
+};
+
+// A pool of pages for one model, with a budget. Thread-safe.
+class KvCache {
+public:
+    // max_pages: the budget; allocation beyond it fails with an error.
+    KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages);
+    ~KvCache();
+    KvCache(const KvCache&) = delete;
+    KvCache& operator=(const KvCache&) = delete;
+
+    const KvLayout& layout() const { return layout_; }
+    int64_t max_pages() const { return max_pages_; }
+    int64_t pages_in_use() const;
+
+    // Page operations (used by KvSequence).
+    Result<int32_t> allocate();               // a zeroed page with refcount 1
+    void retain(int32_t page);
+    void release(int32_t page);
+    int32_t refcount(int32_t page) const;
+    Result<int32_t> copy(int32_t page);        // a new page with the same bytes
+    uint8_t* data(int32_t page) { return pages_[size_t(page)].mem.get(); }
+    const uint8_t* data(int32_t page) const { return pages_[size_t(page)].mem.get(); }
+
+private:
+    struct AlignedFree {
+        void operator()(uint8_t* p) const;
+    };
+    struct Page {
+        std::unique_ptr<uint8_t, AlignedFree> mem;
+        int32_t refs = 0;
+    };
+    KvLayout layout_;
+    int64_t max_pages_;
+    mutable std::mutex mu_;
+    std::vector<Page> pages_;
+    std::vector<int32_t> free_;
+    int64_t in_use_ = 0;
+};
+
+// One sequence's cells: a page table into a KvCache. Cells [0, size()) hold data.
+class KvSequence {
+public:
+    KvSequence(std::shared_ptr<KvCache> cache, int64_t n_ctx);
+    ~KvSequence();
+    KvSequence(const KvSequence&) = delete;
+    KvSequence& operator=(const KvSequence&) = delete;
+
+    int64_t size() const { return size_; }
+    int64_t capacity() const { return n_ctx_; }
+    KvCache& cache() const { return *cache_; }
+    const std::shared_ptr<KvCache>& cache_ptr() const { return cache_; }
+    const std::vector<int32_t>& pages() const { return pages_; }
+
+    // Makes cells [from, to) writable: allocates missing pages and copies shared ones. Fails
+    // when `to` exceeds the capacity or the cache's budget.
+    Status prepare_write(int64_t from, int64_t to);
+    // Marks cells [0, n) as filled (after a pass wrote them).
+    void set_size(int64_t n) { size_ = n; }
+    // Drops cells >= n; pages wholly beyond n are released.
+    void truncate(int64_t n);
+    // A new sequence sharing cells [0, n) with this one (n <= size()), copy-on-write.
+    std::unique_ptr<KvSequence> fork(int64_t n) const;
+
+    uint8_t* page_data(int64_t page_index) { return cache_->data(pages_[size_t(page_index)]); }
+    const uint8_t* page_data(int64_t page_index) const { return cache_->data(pages_[size_t(page_index)]); }
+
+private:
+    std::shared_ptr<KvCache> cache_;
+    int64_t n_ctx_;
+    int64_t size_ = 0;
+    std::vector<int32_t> pages_;
+};
+
+}  // namespace arbor

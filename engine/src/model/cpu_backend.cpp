@@ -1,0 +1,264 @@
+// The CPU backend: owns the pass plan, the thread pool and the pass buffers (allocated once,
+// for max_batch_tokens), splits a batch into passes and runs each pass level by level.
+#include <arbor/backend.hpp>
+
+#include "model/cpu_pass.hpp"
+#include "model/thread_pool.hpp"
+
+#include <algorithm>
+
+namespace arbor {
+namespace {
+
+using cpu::WorkerScratch;
+using plan::Op;
+using quant::BlockQ8A;
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend(std::shared_ptr<const Model> model, int threads, int64_t max_tokens, bool scalar)
+        : model_(std::move(model)),
+          pool_(threads),
+          max_tokens_(max_tokens),
+          k_(scalar ? &cpu::scalar_kernels() : &cpu::best_kernels()),
+          isa_(scalar ? quant::Isa::Scalar : quant::best_isa()) {
+        const ModelConfig& c = model_->config();
+        plan_ = plan::build_pass_plan(c, model_->weights());
+        for (size_t i = 0; i < plan_.stages.size(); ++i) {
+            const int lv = plan_.stages[i].level;
+            if (size_t(lv) >= level_begin_.size()) level_begin_.resize(size_t(lv) + 1, int32_t(i));
+        }
+        level_begin_.push_back(int32_t(plan_.stages.size()));
+        size_t widest = 1;
+        for (size_t lv = 0; lv + 1 < level_begin_.size(); ++lv)
+            widest = std::max(widest, size_t(level_begin_[lv + 1] - level_begin_[lv]));
+        level_items_.resize(widest);
+        const size_t T = size_t(max_tokens_), K = size_t(std::max<int64_t>(c.n_expert_used, 1));
+        x_.resize(T * size_t(c.n_embd));
+        xn_.resize(T * size_t(c.n_embd));
+        xq_.resize(T * size_t(c.n_embd / 32 + 1));
+        rope_.resize(T * size_t(c.n_rot));
+        q_.resize(T * size_t(c.n_head * c.head_dim_k));
+        att_.resize(T * size_t(c.n_head * c.head_dim_v));
+        attq_.resize(T * size_t(c.n_head * c.head_dim_v / 32 + 1));
+        h_.resize(T * size_t(c.n_ff));
+        hq_.resize(T * size_t(c.n_ff / 32 + 1));
+        if (c.is_moe()) {
+            route_idx_.resize(T * K);
+            route_w_.resize(T * K);
+            he_.resize(T * K * size_t(c.n_ff_exp));
+            heq_.resize(T * K * size_t(c.n_ff_exp / 32 + 1));
+        }
+        const int64_t tmp = std::max({int64_t(plan::kHeadTile), c.head_dim_k, c.head_dim_v,
+                                      int64_t(K) * plan::kMatTile, c.n_expert});
+        scratch_.resize(size_t(pool_.size()));
+        for (WorkerScratch& s : scratch_) {
+            s.a.resize(size_t(tmp));
+            s.b.resize(size_t(tmp));
+            s.scores.resize(size_t(c.n_head / c.n_head_kv) * size_t(num_attn_chunk()));
+        }
+    }
+
+    std::string_view name() const override { return "cpu"; }
+    std::string device() const override {
+        return "CPU, " + std::to_string(pool_.size()) + " thread" + (pool_.size() == 1 ? "" : "s") + ", " + k_->name +
+               " kernels, " + quant::isa_name(isa_) + " row dots";
+    }
+    const Model& model() const override { return *model_; }
+
+    Status eval(std::span<const BatchEntry> batch, PassLogits* out) override;
+
+private:
+    static int64_t num_attn_chunk() { return kKvPageCells; }
+    Status validate(std::span<const BatchEntry> batch) const;
+    void run_pass(int64_t n_tokens, int64_t n_out, float* logits);
+    void run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item, int worker) const;
+
+    std::shared_ptr<const Model> model_;
+    ThreadPool pool_;
+    int64_t max_tokens_;
+    const cpu::Kernels* k_;
+    quant::Isa isa_;
+    plan::PassPlan plan_;
+    std::vector<int32_t> level_begin_;
+    std::vector<int64_t> level_items_;  // items per stage of the level being run
+
+    std::vector<float> x_, xn_, rope_, q_, att_, h_, he_, route_w_;
+    std::vector<BlockQ8A> xq_, attq_, hq_, heq_;
+    std::vector<int32_t> route_idx_;
+    std::vector<WorkerScratch> scratch_;
+    cpu::ExpertRoutes routes_;
+    KvLayout kv_;
+
+    // The current pass.
+    std::vector<TokenId> tok_;
+    std::vector<int32_t> pos_, seq_, out_;
+    std::vector<std::vector<uint8_t*>> seq_pages_;
+};
+
+Status CpuBackend::validate(std::span<const BatchEntry> batch) const {
+    const ModelConfig& c = model_->config();
+    const KvLayout want = KvLayout::for_model(c, KvType::F16);
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const BatchEntry& e = batch[i];
+        if (!e.seq) return make_error("batch entry " + std::to_string(i) + " has no sequence");
+        const KvLayout& l = e.seq->cache().layout();
+        if (l.n_layer != want.n_layer || l.n_head_kv != want.n_head_kv || l.head_dim_k != want.head_dim_k ||
+            l.head_dim_v != want.head_dim_v)
+            return make_error("batch entry " + std::to_string(i) + ": its KV cache was made for another model");
+        if (l.type != batch[0].seq->cache().layout().type)
+            return make_error("batch entry " + std::to_string(i) + ": its KV cache type differs from entry 0's");
+        for (size_t j = 0; j < i; ++j)
+            if (batch[j].seq == e.seq)
+                return make_error("batch entries " + std::to_string(j) + " and " + std::to_string(i) +
+                                  " append to the same sequence");
+        for (size_t j = 0; j < e.tokens.size(); ++j)
+            if (e.tokens[j] < 0 || e.tokens[j] >= c.n_vocab)
+                return make_error("batch entry " + std::to_string(i) + ": token " + std::to_string(j) + " has id " +
+                                  std::to_string(e.tokens[j]) + ", outside the vocabulary of " +
+                                  std::to_string(c.n_vocab));
+        if (e.seq->size() + int64_t(e.tokens.size()) > e.seq->capacity())
+            return make_error("context full: " + std::to_string(e.seq->size()) + " + " +
+                              std::to_string(e.tokens.size()) + " tokens exceed the context of " +
+                              std::to_string(e.seq->capacity()));
+    }
+    return {};
+}
+
+Status CpuBackend::eval(std::span<const BatchEntry> batch, PassLogits* out) {
+    if (auto s = validate(batch); !s) return s;
+    const ModelConfig& c = model_->config();
+    int64_t max_pos = 0, n_rows = 0;
+    for (const BatchEntry& e : batch) {
+        if (auto s = e.seq->prepare_write(e.seq->size(), e.seq->size() + int64_t(e.tokens.size())); !s) return s;
+        max_pos = std::max<int64_t>(max_pos, e.seq->size() + int64_t(e.tokens.size()));
+        n_rows += e.logits == LogitsMode::All ? int64_t(e.tokens.size())
+                  : e.logits == LogitsMode::Last && !e.tokens.empty() ? 1
+                                                                      : 0;
+    }
+    if (!batch.empty()) kv_ = batch[0].seq->cache().layout();
+    const size_t chunk_floats = size_t((max_pos / kKvPageCells + 1) * (c.n_head / c.n_head_kv) * (c.head_dim_v + 2));
+    for (WorkerScratch& s : scratch_)
+        if (s.chunks.size() < chunk_floats) s.chunks.resize(chunk_floats);
+    out->n_vocab = c.n_vocab;
+    out->rows.clear();
+    out->data.resize(size_t(n_rows) * size_t(c.n_vocab));
+    seq_pages_.resize(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+        seq_pages_[i].clear();
+        for (size_t pg = 0; pg < batch[i].seq->pages().size(); ++pg)
+            seq_pages_[i].push_back(batch[i].seq->page_data(int64_t(pg)));
+    }
+    // Cut the batch into passes of at most max_tokens_ tokens, in batch order.
+    tok_.clear(), pos_.clear(), seq_.clear(), out_.clear();
+    int64_t rows_done = 0;
+    auto flush = [&] {
+        if (tok_.empty()) return;
+        run_pass(int64_t(tok_.size()), int64_t(out_.size()), out->data.data() + size_t(rows_done) * size_t(c.n_vocab));
+        rows_done += int64_t(out_.size());
+        tok_.clear(), pos_.clear(), seq_.clear(), out_.clear();
+    };
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const BatchEntry& e = batch[i];
+        const int64_t n = int64_t(e.tokens.size());
+        for (int64_t j = 0; j < n; ++j) {
+            if (int64_t(tok_.size()) == max_tokens_) flush();
+            const bool want = e.logits == LogitsMode::All || (e.logits == LogitsMode::Last && j == n - 1);
+            if (want) {
+                out_.push_back(int32_t(tok_.size()));
+                out->rows.push_back({int32_t(i), int32_t(j)});
+            }
+            tok_.push_back(e.tokens[size_t(j)]);
+            pos_.push_back(int32_t(e.seq->size() + j));
+            seq_.push_back(int32_t(i));
+        }
+    }
+    flush();
+    for (const BatchEntry& e : batch) e.seq->set_size(e.seq->size() + int64_t(e.tokens.size()));
+    return {};
+}
+
+void CpuBackend::run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item, int worker) const {
+    switch (s.op) {
+    case Op::Embed: cpu::run_embed(p, item); break;
+    case Op::RopeTable: cpu::run_rope_table(p, item); break;
+    case Op::RmsNorm: cpu::run_rms_norm(p, s, item); break;
+    case Op::QkvRope: cpu::run_qkv_rope(p, s, item, worker); break;
+    case Op::Attention: cpu::run_attention(p, s, item, worker); break;
+    case Op::Quantize: cpu::run_quantize(p, s, item); break;
+    case Op::MatMulAdd: cpu::run_matmul_add(p, s, item, worker); break;
+    case Op::GatedFfn: cpu::run_gated_ffn(p, s, item, worker); break;
+    case Op::Router: cpu::run_router(p, s, item, worker); break;
+    case Op::ExpertGatedFfn: cpu::run_expert_gated_ffn(p, s, item, worker); break;
+    case Op::ExpertDownAdd: cpu::run_expert_down_add(p, s, item, worker); break;
+    case Op::LmHead: cpu::run_lm_head(p, s, item, worker); break;
+    }
+}
+
+void CpuBackend::run_pass(int64_t n_tokens, int64_t n_out, float* logits) {
+    const ModelConfig& c = model_->config();
+    cpu::Pass p;
+    p.cfg = &c;
+    p.w = &model_->weights();
+    p.k = k_;
+    p.kv = kv_;
+    p.isa = isa_;
+    p.n_tokens = n_tokens;
+    p.token = tok_.data();
+    p.pos = pos_.data();
+    p.seq = seq_.data();
+    p.seq_pages = &seq_pages_;
+    p.n_out = n_out;
+    p.out_token = out_.data();
+    p.x = x_.data(), p.xn = xn_.data(), p.xq = xq_.data(), p.rope = rope_.data(), p.q = q_.data();
+    p.att = att_.data(), p.attq = attq_.data(), p.h = h_.data(), p.hq = hq_.data();
+    p.route_idx = route_idx_.data(), p.route_w = route_w_.data(), p.he = he_.data(), p.heq = heq_.data();
+    p.logits = logits;
+    p.routes = &routes_;
+    p.scratch = scratch_.data();
+    const plan::PassShape shape{n_tokens, n_out};
+    for (int32_t lv = 0; lv + 1 < int32_t(level_begin_.size()); ++lv) {
+        const int32_t b = level_begin_[size_t(lv)], e = level_begin_[size_t(lv) + 1];
+        int64_t* items = level_items_.data();
+        int64_t total = 0;
+        for (int32_t i = b; i < e; ++i) {
+            const plan::Stage& s = plan_.stages[size_t(i)];
+            if (s.op == Op::ExpertGatedFfn) cpu::build_expert_routes(p);
+            items[i - b] = plan::stage_items(s, c, shape);
+            total += items[i - b];
+        }
+        if (total == 0) continue;
+        if (e - b == 1) {
+            const plan::Stage& s = plan_.stages[size_t(b)];
+            pool_.parallel_for(total, [&](int64_t item, int worker) { run_item(s, p, item, worker); });
+        } else {
+            pool_.parallel_for(total, [&](int64_t item, int worker) {
+                int32_t i = b;
+                while (item >= items[i - b]) item -= items[i - b], ++i;
+                run_item(plan_.stages[size_t(i)], p, item, worker);
+            });
+        }
+    }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_cpu_backend(std::shared_ptr<const Model> model, BackendOptions opts) {
+    if (!model) return make_error("no model");
+    int threads = opts.threads > 0 ? opts.threads : ThreadPool::hardware_threads();
+    if (threads > 256) return make_error("thread count " + std::to_string(threads) + " is too large (at most 256)");
+    if (opts.max_batch_tokens < 1 || opts.max_batch_tokens > 65536)
+        return make_error("max_batch_tokens must be between 1 and 65536");
+    return std::unique_ptr<Backend>(new CpuBackend(std::move(model), threads, opts.max_batch_tokens, opts.scalar));
+}
+
+Result<std::unique_ptr<Backend>> make_backend(std::string_view name, std::shared_ptr<const Model> model,
+                                              BackendOptions opts) {
+    if (name == "cpu") return make_cpu_backend(std::move(model), opts);
+    if (name == "gpu")
+        return make_error("the GPU backend is not available: this build of the engine has no GPU backend "
+                          "(no HIP or CUDA device code was compiled in)");
+    return make_error("unknown backend '" + std::string(name) + "' (cpu or gpu)");
+}
+
+}  // namespace arbor

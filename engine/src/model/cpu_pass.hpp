@@ -1,0 +1,94 @@
+// The CPU backend's view of one pass: the buffers of pass_plan.hpp, the tokens with their
+// sequences and positions, and one function per stage op that runs a single work item.
+#pragma once
+
+#include <arbor/kv_cache.hpp>
+#include <arbor/model.hpp>
+#include <arbor/quant.hpp>
+
+#include "model/cpu_kernels.hpp"
+#include "model/model_weights.hpp"
+#include "model/pass_plan.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace arbor::cpu {
+
+using quant::BlockQ8A;
+
+// Scratch owned by one worker thread (no allocation inside a pass).
+struct WorkerScratch {
+    std::vector<float> a, b;          // matmul tiles, q/k/v head rows
+    std::vector<float> scores;        // [group][kAttnChunk]
+    std::vector<float> chunks;        // attention chunk results [chunk][group][hd_v + 2]
+};
+
+// Per-expert list of the (token, slot) pairs routed to it, in token order.
+struct ExpertRoutes {
+    std::vector<int32_t> start;  // [n_expert + 1] offsets into pairs
+    std::vector<int32_t> pairs;  // t * k + slot
+    std::vector<int32_t> fill;   // scratch
+};
+
+struct Pass {
+    const ModelConfig* cfg = nullptr;
+    const ModelWeights* w = nullptr;
+    const Kernels* k = nullptr;
+    quant::Isa isa = quant::Isa::Scalar;  // for the quant row dots and Q8A
+    KvLayout kv;
+
+    // Tokens of the pass.
+    int64_t n_tokens = 0;
+    const TokenId* token = nullptr;
+    const int32_t* pos = nullptr;
+    const int32_t* seq = nullptr;                // index into seq_pages
+    const std::vector<std::vector<uint8_t*>>* seq_pages = nullptr;  // per sequence: page pointers
+    int64_t n_out = 0;
+    const int32_t* out_token = nullptr;          // the tokens whose logits are wanted
+
+    // Buffers (sized for max_batch_tokens).
+    float* x = nullptr;      // [T][n_embd]
+    float* xn = nullptr;     // [T][n_embd]
+    BlockQ8A* xq = nullptr;  // [T][n_embd/32]
+    float* rope = nullptr;   // [T][n_rot/2][2]
+    float* q = nullptr;      // [T][n_head*hd_k]
+    float* att = nullptr;    // [T][n_head*hd_v]
+    BlockQ8A* attq = nullptr;
+    float* h = nullptr;      // [T][n_ff]
+    BlockQ8A* hq = nullptr;
+    int32_t* route_idx = nullptr;  // [T][k]
+    float* route_w = nullptr;      // [T][k]
+    float* he = nullptr;           // [T][k][n_ff_exp]
+    BlockQ8A* heq = nullptr;
+    float* logits = nullptr;       // [n_out][n_vocab]
+    ExpertRoutes* routes = nullptr;
+
+    WorkerScratch* scratch = nullptr;  // [threads]
+
+    int64_t q_width() const { return cfg->n_head * cfg->head_dim_k; }
+    int64_t att_width() const { return cfg->n_head * cfg->head_dim_v; }
+    // Pointer to the K (or V) row of (layer, kv head) for cell `pos` of token t's sequence.
+    uint8_t* kv_row(int64_t t, int layer, int64_t head, int64_t cell, bool v) const {
+        uint8_t* page = (*seq_pages)[size_t(seq[t])][size_t(cell / kKvPageCells)];
+        const int64_t hd = v ? kv.head_dim_v : kv.head_dim_k;
+        const size_t off = v ? kv.v_offset(layer, head) : kv.k_offset(layer, head);
+        return page + off + size_t((cell % kKvPageCells) * hd * kv.elem_bytes);
+    }
+};
+
+void run_embed(const Pass& p, int64_t item);
+void run_rope_table(const Pass& p, int64_t item);
+void run_rms_norm(const Pass& p, const plan::Stage& s, int64_t item);
+void run_quantize(const Pass& p, const plan::Stage& s, int64_t item);
+void run_matmul_add(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_lm_head(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_qkv_rope(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_attention(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_router(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void build_expert_routes(const Pass& p);
+void run_expert_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_expert_down_add(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+
+}  // namespace arbor::cpu

@@ -1,0 +1,141 @@
+// KV pages: the pool (allocation, refcounts, copy-on-write) and a sequence's page table.
+#include <arbor/kv_cache.hpp>
+
+#include <cstring>
+#include <new>
+
+namespace arbor {
+
+std::string_view kv_type_name(KvType t) { return t == KvType::F32 ? "f32" : "f16"; }
+int64_t kv_type_bytes(KvType t) { return t == KvType::F32 ? 4 : 2; }
+
+KvLayout KvLayout::for_model(const ModelConfig& c, KvType type) {
+    KvLayout l;
+    l.n_layer = c.n_layer;
+    l.n_head_kv = c.n_head_kv;
+    l.head_dim_k = c.head_dim_k;
+    l.head_dim_v = c.head_dim_v;
+    l.type = type;
+    l.elem_bytes = kv_type_bytes(type);
+    l.page_bytes = size_t(c.n_layer) * l.layer_bytes();
+    return l;
+}
+
+void KvCache::AlignedFree::operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+
+KvCache::KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages)
+    : layout_(KvLayout::for_model(cfg, type)), max_pages_(max_pages) {}
+
+KvCache::~KvCache() = default;
+
+int64_t KvCache::pages_in_use() const {
+    std::lock_guard lock(mu_);
+    return in_use_;
+}
+
+Result<int32_t> KvCache::allocate() {
+    std::lock_guard lock(mu_);
+    if (in_use_ >= max_pages_)
+        return make_error("KV cache budget exhausted (" + std::to_string(max_pages_) + " pages of " +
+                          std::to_string(kKvPageCells) + " cells in use)");
+    int32_t id;
+    if (!free_.empty()) {
+        id = free_.back();
+        free_.pop_back();
+    } else {
+        id = int32_t(pages_.size());
+        pages_.emplace_back();
+    }
+    Page& p = pages_[size_t(id)];
+    if (!p.mem) {
+        auto* mem = static_cast<uint8_t*>(::operator new[](layout_.page_bytes, std::align_val_t(64), std::nothrow));
+        if (!mem) {
+            free_.push_back(id);
+            return make_error("out of memory allocating a KV page of " + std::to_string(layout_.page_bytes) + " bytes");
+        }
+        p.mem.reset(mem);
+    }
+    std::memset(p.mem.get(), 0, layout_.page_bytes);
+    p.refs = 1;
+    ++in_use_;
+    return id;
+}
+
+void KvCache::retain(int32_t page) {
+    std::lock_guard lock(mu_);
+    ++pages_[size_t(page)].refs;
+}
+
+void KvCache::release(int32_t page) {
+    std::lock_guard lock(mu_);
+    Page& p = pages_[size_t(page)];
+    if (--p.refs == 0) {
+        free_.push_back(page);
+        --in_use_;
+    }
+}
+
+int32_t KvCache::refcount(int32_t page) const {
+    std::lock_guard lock(mu_);
+    return pages_[size_t(page)].refs;
+}
+
+Result<int32_t> KvCache::copy(int32_t page) {
+    auto fresh = allocate();
+    if (!fresh) return fresh.error();
+    std::memcpy(data(fresh.value()), data(page), layout_.page_bytes);
+    return fresh;
+}
+
+KvSequence::KvSequence(std::shared_ptr<KvCache> cache, int64_t n_ctx) : cache_(std::move(cache)), n_ctx_(n_ctx) {}
+
+KvSequence::~KvSequence() {
+    for (int32_t p : pages_) cache_->release(p);
+}
+
+Status KvSequence::prepare_write(int64_t from, int64_t to) {
+    if (to > n_ctx_)
+        return make_error("context full: " + std::to_string(to) + " cells needed, the context holds " +
+                          std::to_string(n_ctx_));
+    if (from >= to) return {};
+    const int64_t first = from / kKvPageCells, last = (to - 1) / kKvPageCells;
+    while (int64_t(pages_.size()) <= last) {
+        auto p = cache_->allocate();
+        if (!p) return p.error();
+        pages_.push_back(p.value());
+    }
+    for (int64_t i = first; i <= last; ++i) {
+        const int32_t p = pages_[size_t(i)];
+        if (cache_->refcount(p) > 1) {
+            auto c = cache_->copy(p);
+            if (!c) return c.error();
+            cache_->release(p);
+            pages_[size_t(i)] = c.value();
+        }
+    }
+    return {};
+}
+
+void KvSequence::truncate(int64_t n) {
+    if (n < 0) n = 0;
+    if (n < size_) size_ = n;
+    const size_t keep = size_t((n + kKvPageCells - 1) / kKvPageCells);
+    while (pages_.size() > keep) {
+        cache_->release(pages_.back());
+        pages_.pop_back();
+    }
+}
+
+std::unique_ptr<KvSequence> KvSequence::fork(int64_t n) const {
+    if (n > size_) n = size_;
+    auto s = std::make_unique<KvSequence>(cache_, n_ctx_);
+    const size_t share = size_t((n + kKvPageCells - 1) / kKvPageCells);
+    for (size_t i = 0; i < share; ++i) {
+        cache_->retain(pages_[i]);
+        s->pages_.push_back(pages_[i]);
+    }
+    s->size_ = n;
+    return s;
+}
+
+}  // namespace arbor

@@ -1,0 +1,156 @@
+// Stage builders: the attention block and the two FFN kinds (dense, experts), shared by every
+// architecture; the differences between architectures are data (ModelConfig: q/k norm, biases,
+// RoPE style, experts), read by the stages themselves.
+#include "model/pass_plan.hpp"
+
+#include <arbor/quant.hpp>
+
+namespace arbor::plan {
+namespace {
+
+bool q8(const WeightRef& w) { return w && quant::uses_q8a(w.type); }
+
+class Builder {
+public:
+    explicit Builder(PassPlan& p) : p_(p) {}
+    // A stage at a new level (after everything added so far).
+    Stage& add(Op op, int layer, Buf in, Buf out) { return add_at(p_.n_levels++, op, layer, in, out); }
+    // A stage at the same level as the previous one (independent of it).
+    Stage& add_beside(Op op, int layer, Buf in, Buf out) { return add_at(p_.n_levels - 1, op, layer, in, out); }
+
+private:
+    Stage& add_at(int level, Op op, int layer, Buf in, Buf out) {
+        Stage s;
+        s.op = op;
+        s.layer = layer;
+        s.level = level;
+        s.in = in;
+        s.out = out;
+        p_.stages.push_back(s);
+        return p_.stages.back();
+    }
+    PassPlan& p_;
+};
+
+void attention_block(Builder& b, const ModelConfig& c, const LayerWeights& L, int layer) {
+    Stage& n = b.add(Op::RmsNorm, layer, Buf::X, Buf::XN);
+    n.norm = &L.attn_norm;
+    n.quantize_out = q8(L.wq) || q8(L.wk) || q8(L.wv);
+    b.add(Op::QkvRope, layer, Buf::XN, Buf::Q);
+    // The attention item covers the q heads of one kv head: it can form the Q8A blocks of its
+    // own output only when that span is made of whole 32-blocks.
+    const int64_t span = (c.n_head / c.n_head_kv) * c.head_dim_v;
+    const bool need_q = q8(L.wo);
+    b.add(Op::Attention, layer, Buf::Q, Buf::Att).quantize_out = need_q && span % 32 == 0;
+    if (need_q && span % 32 != 0) b.add(Op::Quantize, layer, Buf::Att, Buf::Att);
+    Stage& o = b.add(Op::MatMulAdd, layer, Buf::Att, Buf::X);
+    o.weight = &L.wo;
+    o.tile = kMatTile;
+}
+
+void dense_ffn(Builder& b, const LayerWeights& L, int layer) {
+    Stage& n = b.add(Op::RmsNorm, layer, Buf::X, Buf::XN);
+    n.norm = &L.ffn_norm;
+    n.quantize_out = q8(L.ffn_gate) || q8(L.ffn_up);
+    Stage& g = b.add(Op::GatedFfn, layer, Buf::XN, Buf::H);
+    g.quantize_out = q8(L.ffn_down);
+    g.tile = kMatTile;
+    Stage& d = b.add(Op::MatMulAdd, layer, Buf::H, Buf::X);
+    d.weight = &L.ffn_down;
+    d.tile = kMatTile;
+}
+
+void expert_ffn(Builder& b, const LayerWeights& L, int layer) {
+    Stage& n = b.add(Op::RmsNorm, layer, Buf::X, Buf::XN);
+    n.norm = &L.ffn_norm;
+    n.quantize_out = q8(L.gate_inp) || q8(L.gate_exps) || q8(L.up_exps);
+    b.add(Op::Router, layer, Buf::XN, Buf::Route);
+    Stage& g = b.add(Op::ExpertGatedFfn, layer, Buf::XN, Buf::HE);
+    g.quantize_out = q8(L.down_exps);
+    g.tile = kMatTile;
+    b.add(Op::ExpertDownAdd, layer, Buf::HE, Buf::X).tile = kMatTile;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+PassPlan build_pass_plan(const ModelConfig& c, const ModelWeights& w) {
+    PassPlan p;
+    Builder b(p);
+    b.add(Op::Embed, -1, Buf::None, Buf::X);
+    b.add_beside(Op::RopeTable, -1, Buf::None, Buf::Rope);
+    for (int i = 0; i < int(c.n_layer); ++i) {
+        const LayerWeights& L = w.layers[size_t(i)];
+        attention_block(b, c, L, i);
+        if (L.moe)
+            expert_ffn(b, L, i);
+        else
+            dense_ffn(b, L, i);
+    }
+    Stage& n = b.add(Op::RmsNorm, -1, Buf::X, Buf::XN);
+    n.norm = &w.output_norm;
+    n.outputs_only = true;
+    n.quantize_out = q8(w.output);
+    Stage& h = b.add(Op::LmHead, -1, Buf::XN, Buf::Logits);
+    h.weight = &w.output;
+    h.tile = kHeadTile;
+    return p;
+}
+
+int64_t stage_items(const Stage& s, const ModelConfig& c, const PassShape& sh) {
+    switch (s.op) {
+    case Op::Embed: return sh.n_tokens;
+    case Op::RopeTable: return sh.n_tokens;
+    case Op::RmsNorm: return s.outputs_only ? sh.n_out : sh.n_tokens;
+    case Op::QkvRope: return c.n_head + 2 * c.n_head_kv;
+    case Op::Attention: return sh.n_tokens * c.n_head_kv;
+    case Op::Quantize: return sh.n_tokens;
+    case Op::MatMulAdd: return ceil_div(s.weight->rows, s.tile);
+    case Op::GatedFfn: return ceil_div(c.n_ff, s.tile);
+    case Op::Router: return sh.n_tokens;
+    case Op::ExpertGatedFfn: return c.n_expert * ceil_div(c.n_ff_exp, s.tile);
+    case Op::ExpertDownAdd: return ceil_div(c.n_embd, s.tile);
+    case Op::LmHead: return sh.n_out == 0 ? 0 : ceil_div(c.n_vocab, s.tile);
+    }
+    return 0;
+}
+
+const char* op_name(Op op) {
+    switch (op) {
+    case Op::Embed: return "embed";
+    case Op::RopeTable: return "rope_table";
+    case Op::RmsNorm: return "rms_norm";
+    case Op::QkvRope: return "qkv_rope";
+    case Op::Attention: return "attention";
+    case Op::Quantize: return "quantize";
+    case Op::MatMulAdd: return "matmul_add";
+    case Op::GatedFfn: return "gated_ffn";
+    case Op::Router: return "router";
+    case Op::ExpertGatedFfn: return "expert_gated_ffn";
+    case Op::ExpertDownAdd: return "expert_down_add";
+    case Op::LmHead: return "lm_head";
+    }
+    return "?";
+}
+
+std::string describe(const PassPlan& p) {
+    std::string s;
+    for (const Stage& st : p.stages) {
+        s += 'L';
+        s += std::to_string(st.level);
+        s += ' ';
+        s += op_name(st.op);
+        if (st.layer >= 0) {
+            s += " layer ";
+            s += std::to_string(st.layer);
+        }
+        if (st.weight) s += " " + st.weight->name;
+        if (st.quantize_out) s += " +q8a";
+        if (st.outputs_only) s += " (outputs)";
+        s += "\n";
+    }
+    return s;
+}
+
+}  // namespace arbor::plan
