@@ -82,6 +82,9 @@ def build_model(g, torch, transformers):
     if getattr(cfg, "rope_parameters", None) is not None:
         cfg.rope_parameters = {"rope_type": "default", "rope_theta": common["rope_theta"]}
     cfg._attn_implementation = "eager"
+    # transformers 5 runs fused experts through torch._grouped_mm, which has no float64 kernel.
+    if hasattr(cfg, "_experts_implementation") or "moe" in arch:
+        cfg._experts_implementation = "eager"
     model = cls(cfg).to(torch.float64).eval()
     return model, arch, n_head, n_head_kv
 
@@ -122,7 +125,8 @@ def load_weights(model, w, torch):
     for name in list(sd.keys()):
         if name.endswith("mlp.experts.gate_up_proj") or name.endswith("mlp.experts.down_proj"):
             pre = name[: -len("gate_up_proj")] if name.endswith("gate_up_proj") else name[: -len("down_proj")]
-            E = sum(1 for k in w if k.startswith(pre) and k.endswith(".gate_proj.weight"))
+            part = ".gate_proj.weight" if name.endswith("gate_up_proj") else ".down_proj.weight"
+            E = sum(1 for k in w if k.startswith(pre) and k.endswith(part))
             if name.endswith("gate_up_proj"):
                 fused = np.stack([np.concatenate([w.pop(f"{pre}{e}.gate_proj.weight"), w.pop(f"{pre}{e}.up_proj.weight")])
                                   for e in range(E)])
