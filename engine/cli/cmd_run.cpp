@@ -7,8 +7,10 @@
 #include <arbor/session.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 namespace arbor::cli {
@@ -17,11 +19,14 @@ namespace {
 constexpr const char* kUsage =
     "-m M.gguf -p TEXT [-n N] [--seed S] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
     "[--repeat-penalty X] [--frequency-penalty X] [--presence-penalty X] [--stop STR]... "
-    "[--threads N] [--backend cpu|gpu] [--chat] [--ctx N] [--bos|--no-bos] [--kv-type f16|f32]";
+    "[--threads N] [--backend cpu|gpu] [--chat] [--ctx N] [--bos|--no-bos] [--kv-type f16|f32] "
+    "[--park FILE] [--wake FILE (then -p is text appended as-is, no BOS)]";
 
-float number_in(Args& a, const std::string& flag, float def) {
+// Sets `out` from the flag when it is given; says whether it was.
+bool number_in(Args& a, const std::string& flag, float& out) {
     auto v = a.number(flag);
-    return v ? float(*v) : def;
+    if (v) out = float(*v);
+    return bool(v);
 }
 
 std::string chat_prompt(const Model& model, const std::string& user) {
@@ -56,14 +61,25 @@ int run(std::vector<std::string> argv) {
     const auto model_path = a.value("-m", "--model");
     const int64_t n = a.integer("-n", "--n-predict").value_or(256);
     const auto seed = a.value("--seed");
+    // Applies the sampler flags given on the command line over `p` (defaults, or a parked
+    // sampler's settings with --wake).
     SamplerParams sp;
-    sp.temperature = number_in(a, "--temp", sp.temperature);
-    sp.top_k = int32_t(a.integer("--top-k").value_or(sp.top_k));
-    sp.top_p = number_in(a, "--top-p", sp.top_p);
-    sp.min_p = number_in(a, "--min-p", sp.min_p);
-    sp.repeat_penalty = number_in(a, "--repeat-penalty", sp.repeat_penalty);
-    sp.frequency_penalty = number_in(a, "--frequency-penalty", sp.frequency_penalty);
-    sp.presence_penalty = number_in(a, "--presence-penalty", sp.presence_penalty);
+    std::vector<std::pair<std::string, std::function<void(SamplerParams&)>>> given;
+    for (const char* f : {"--temp", "--top-p", "--min-p", "--repeat-penalty", "--frequency-penalty", "--presence-penalty"}) {
+        float v = 0;
+        if (!number_in(a, f, v)) continue;
+        const std::string flag = f;
+        given.emplace_back(flag, [flag, v](SamplerParams& p) {
+            if (flag == "--temp") p.temperature = v;
+            if (flag == "--top-p") p.top_p = v;
+            if (flag == "--min-p") p.min_p = v;
+            if (flag == "--repeat-penalty") p.repeat_penalty = v;
+            if (flag == "--frequency-penalty") p.frequency_penalty = v;
+            if (flag == "--presence-penalty") p.presence_penalty = v;
+        });
+    }
+    if (auto k = a.integer("--top-k")) given.emplace_back("--top-k", [k](SamplerParams& p) { p.top_k = int32_t(*k); });
+    for (auto& g : given) g.second(sp);
     const std::vector<std::string> stops = a.values("--stop");
     const auto threads = a.integer("--threads");
     const std::string backend = a.value("--backend").value_or("cpu");
@@ -71,7 +87,11 @@ int run(std::vector<std::string> argv) {
     const auto ctx = a.integer("--ctx");
     const bool bos = a.flag("--bos"), no_bos = a.flag("--no-bos");
     const std::string kv = a.value("--kv-type").value_or("f16");
+    const auto park = a.value("--park");
+    const auto wake = a.value("--wake");
     a.finish();
+    if (wake && (chat || bos || no_bos)) throw UsageError("--wake appends -p as-is: --chat, --bos and --no-bos do not apply");
+    if (wake && seed) throw UsageError("--seed does not combine with --wake (the parked RNG state continues)");
 
     if (!model_path) throw UsageError("missing -m MODEL.gguf");
     if (!prompt) throw UsageError("missing -p TEXT (use -p \"\" to start from BOS alone)");
@@ -92,7 +112,7 @@ int run(std::vector<std::string> argv) {
         std::random_device rd;
         sp.seed = (uint64_t(rd()) << 32) | rd();
     }
-    std::fprintf(stderr, "seed: %" PRIu64 "\n", sp.seed);
+    if (!wake) std::fprintf(stderr, "seed: %" PRIu64 "\n", sp.seed);
 
     auto model = Model::load(*model_path);
     if (!model) throw InputError(model.message());
@@ -105,28 +125,72 @@ int run(std::vector<std::string> argv) {
     if (!session) throw RuntimeFailure(session.message());
     Session& s = *session.value();
 
-    const std::string text = chat ? chat_prompt(*model.value(), *prompt) : *prompt;
+    std::optional<Sampler> woken;
+    std::vector<TokenId> more;
+    if (wake) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto rep = s.wake(*wake);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (!rep) throw InputError(rep.message());
+        if (!rep.value().problem.empty())
+            std::fprintf(stderr, "wake: %s; re-prefilling the parked tokens\n", rep.value().problem.c_str());
+        std::fprintf(stderr, "wake: restored %" PRId64 " cells, recomputed %" PRId64 "\n", rep.value().restored_cells,
+                     rep.value().recomputed_cells);
+        std::fprintf(stderr, "wake: %.1f ms\n", ms);
+        if (rep.value().sampler) {
+            woken = std::move(rep.value().sampler);
+            SamplerParams p = woken->params();
+            for (auto& g : given) g.second(p);
+            if (auto v = p.validate(); !v) throw UsageError(v.message());
+            woken->set_params(p);
+        } else {
+            std::fprintf(stderr, "wake: the parked sampler state is unusable; starting a sampler from the flags\n");
+        }
+        more = model.value()->tokenizer().tokenize(*prompt, TokenizeOptions{});
+        if (int64_t(s.tokens().size() + more.size()) + 1 > s.n_ctx())
+            throw InputError("the woken context and -p do not fit the context of " + std::to_string(s.n_ctx()) + " (see --ctx)");
+        if (!more.empty())
+            if (auto st = s.feed(more); !st) throw RuntimeFailure(st.message());
+    }
+    if (wake) std::fprintf(stderr, "seed: %" PRIu64 "\n", woken ? woken->params().seed : sp.seed);
+
+    const std::string text = wake ? std::string() : chat ? chat_prompt(*model.value(), *prompt) : *prompt;
     std::optional<bool> want_bos;
     if (bos) want_bos = true;
     if (no_bos) want_bos = false;
-    auto ids = prompt_tokens(*model.value(), text, want_bos, chat);
-    if (!ids) throw InputError(ids.message());
-    if (int64_t(ids.value().size()) > s.n_ctx())
-        throw InputError("the prompt is " + std::to_string(ids.value().size()) + " tokens, longer than the context of " +
-                         std::to_string(s.n_ctx()) + " (see --ctx)");
-    if (auto st = s.feed(ids.value()); !st) throw RuntimeFailure(st.message());
+    std::vector<TokenId> ids;
+    if (!wake) {
+        auto r = prompt_tokens(*model.value(), text, want_bos, chat);
+        if (!r) throw InputError(r.message());
+        ids = std::move(r.value());
+        if (int64_t(ids.size()) > s.n_ctx())
+            throw InputError("the prompt is " + std::to_string(ids.size()) + " tokens, longer than the context of " +
+                             std::to_string(s.n_ctx()) + " (see --ctx)");
+        if (auto st = s.feed(ids); !st) throw RuntimeFailure(st.message());
+    } else if (!woken) {
+        ids = s.tokens();
+        if (s.pending()) ids.push_back(*s.pending());
+    }
+    if (wake) ids.insert(ids.end(), more.begin(), more.end());
 
-    Sampler sampler(sp, model.value()->config().n_vocab);
-    sampler.accept(ids.value());
+    Sampler sampler = woken ? std::move(*woken) : Sampler(sp, model.value()->config().n_vocab);
+    sampler.accept(ids);
     GenerateOptions go;
     go.max_tokens = n;
     go.stop = stops;
+    go.resumable = bool(park);
     auto reason = s.generate(sampler, go, [](std::string_view piece) {
         write_stdout(std::string(piece));
         std::fflush(stdout);
         return true;
     });
     if (!reason) throw RuntimeFailure(reason.message());
+    if (park) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (auto st = s.park(*park, &sampler); !st) throw RuntimeFailure(st.message());
+        std::fprintf(stderr, "park: %zu cells in %.1f ms\n", s.tokens().size(),
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
     const SessionStats& st = s.stats();
     const double prefill = st.prefill_seconds > 0 ? double(st.prompt_tokens) / st.prefill_seconds : 0.0;
     const double decode = st.decode_seconds > 0 ? double(st.decode_evals) / st.decode_seconds : 0.0;

@@ -111,6 +111,21 @@ public:
     void truncate(int64_t n);
     // A new sequence sharing cells [0, n) with this one (n <= size()), copy-on-write.
     std::unique_ptr<KvSequence> fork(int64_t n) const;
+    // An independent sequence with a copy of cells [0, size()) in fresh pages: nothing shared.
+    Result<std::unique_ptr<KvSequence>> deep_copy() const;
+
+    // Invalidates cells [from, to) (to <= size()), for example when the text behind them was
+    // edited: their pages are made private first (a fork keeps its own valid copy), then every
+    // K and V element of those cells in every layer and head becomes NaN.
+    Status poison(int64_t from, int64_t to);
+    // The first poisoned cell in [from, to) (a NaN at the start of any K or V row), or -1:
+    // a scan of the data, for cells that came from elsewhere (a park file).
+    int64_t first_poisoned(int64_t from, int64_t to) const;
+    // The lowest cell poisoned through this sequence (or inherited by fork or copy) that it
+    // still holds, or -1. Attention reads every held cell, so a pass over a sequence with one
+    // would read poison (and quantized matmuls could turn NaN into finite garbage): callers
+    // refuse such passes.
+    int64_t poisoned_from() const { return poisoned_from_; }
 
     uint8_t* page_data(int64_t page_index) { return cache_->data(pages_[size_t(page_index)]); }
     const uint8_t* page_data(int64_t page_index) const { return cache_->data(pages_[size_t(page_index)]); }
@@ -119,6 +134,7 @@ private:
     std::shared_ptr<KvCache> cache_;
     int64_t n_ctx_;
     int64_t size_ = 0;
+    int64_t poisoned_from_ = -1;
     std::vector<int32_t> pages_;
 };
 

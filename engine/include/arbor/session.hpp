@@ -43,6 +43,19 @@ struct GenerateOptions {
     int64_t max_tokens = 256;
     std::vector<std::string> stop;  // stop strings: generation ends before the first match
     bool stop_at_eog = true;        // end-of-generation tokens end it (and are not printed)
+    // For parking: the last sampled token stays pending (the next feed or generate feeds it
+    // first) and the detokenizer's held bytes stay in the session instead of being flushed, so
+    // a later generate continues the text exactly as one longer run would.
+    bool resumable = false;
+};
+
+// What a wake did: cells restored from the file, or recomputed (re-prefilled) because the
+// file's cells could not be used (`problem` says why).
+struct WakeReport {
+    int64_t restored_cells = 0;
+    int64_t recomputed_cells = 0;
+    std::string problem;
+    std::optional<Sampler> sampler;  // the parked sampler, when its section was valid
 };
 
 enum class StopReason { Length, EndOfGeneration, StopString, Callback, ContextFull };
@@ -68,7 +81,8 @@ public:
     const std::vector<TokenId>& tokens() const { return tokens_; }
     const SessionStats& stats() const { return stats_; }
 
-    // Appends tokens (in prefill_chunk passes) and keeps the logits of the last one.
+    // Appends tokens (in prefill_chunk passes) and keeps the logits of the last one. Reading
+    // poisoned cells (KvSequence::poison) is an error, never NaN logits.
     Status feed(std::span<const TokenId> tokens);
     std::span<const float> last_logits() const { return {logits_.data(), logits_.size()}; }
 
@@ -79,8 +93,21 @@ public:
     Result<StopReason> generate(Sampler& sampler, const GenerateOptions& opts,
                                 const std::function<bool(std::string_view)>& on_text);
 
+    // Parks the context (tokens, pending token, held text, the sampler, logits, KV cells) into
+    // a park file (arbor/park.hpp), atomically.
+    Status park(const std::string& path, const Sampler* sampler) const;
+    // Wakes a parked context into this session, which must be empty. An error only when the
+    // file's tokens cannot be read; a file whose cells are unusable is re-prefilled.
+    Result<WakeReport> wake(const std::string& path);
+    std::optional<TokenId> pending() const { return pending_; }
+
 private:
     Session() = default;
+    Status eval_tokens(std::span<const TokenId> tokens);
+    // After a pass: NaN logits mean poisoned (invalidated) KV cells were read. Drops the
+    // pass's cells (back to size_before) and names the first poisoned cell.
+    Status check_logits(int64_t size_before);
+    Status check_cells() const;  // an error when the sequence holds poisoned cells
     std::shared_ptr<const Model> model_;
     std::unique_ptr<Backend> backend_;
     std::shared_ptr<KvCache> cache_;
@@ -91,6 +118,9 @@ private:
     int64_t chunk_ = 256;
     SessionStats stats_;
     double prompt_started_ = 0;
+    KvType kv_type_ = KvType::F16;
+    std::optional<TokenId> pending_;                   // sampled, not yet fed
+    std::optional<StreamDetokenizer::State> detok_;    // held text of a resumable generate
 };
 
 }  // namespace arbor

@@ -309,10 +309,10 @@ private:
                 case 't': out += '\t'; break;
                 case 'u': {
                     size_t at = p_ - 2;
-                    uint32_t cp;
+                    uint32_t cp = 0;
                     if (!read_hex4(cp)) return false;
                     if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        uint32_t lo;
+                        uint32_t lo = 0;
                         if (s_.size() - p_ < 2 || s_[p_] != '\\' || s_[p_ + 1] != 'u')
                             return fail_at(at, "unpaired high surrogate in \\u escape");
                         p_ += 2;

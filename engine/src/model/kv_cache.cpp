@@ -1,6 +1,7 @@
 // KV pages: the pool (allocation, refcounts, copy-on-write) and a sequence's page table.
 #include <arbor/kv_cache.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -119,6 +120,7 @@ Status KvSequence::prepare_write(int64_t from, int64_t to) {
 void KvSequence::truncate(int64_t n) {
     if (n < 0) n = 0;
     if (n < size_) size_ = n;
+    if (poisoned_from_ >= n) poisoned_from_ = -1;
     const size_t keep = size_t((n + kKvPageCells - 1) / kKvPageCells);
     while (pages_.size() > keep) {
         cache_->release(pages_.back());
@@ -135,7 +137,81 @@ std::unique_ptr<KvSequence> KvSequence::fork(int64_t n) const {
         s->pages_.push_back(pages_[i]);
     }
     s->size_ = n;
+    if (poisoned_from_ >= 0 && poisoned_from_ < n) s->poisoned_from_ = poisoned_from_;
     return s;
+}
+
+Result<std::unique_ptr<KvSequence>> KvSequence::deep_copy() const {
+    auto s = std::make_unique<KvSequence>(cache_, n_ctx_);
+    const size_t used = size_t((size_ + kKvPageCells - 1) / kKvPageCells);
+    for (size_t i = 0; i < used; ++i) {
+        auto c = cache_->copy(pages_[i]);
+        if (!c) return c.error();  // s releases what it got
+        s->pages_.push_back(c.value());
+    }
+    s->size_ = size_;
+    s->poisoned_from_ = poisoned_from_;
+    return s;
+}
+
+namespace {
+
+constexpr uint16_t kF16Nan = 0x7E00;
+constexpr uint32_t kF32Nan = 0x7FC00000u;
+
+bool is_nan_at(const uint8_t* p, KvType t) {
+    if (t == KvType::F16) {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return (h & 0x7C00) == 0x7C00 && (h & 0x03FF) != 0;
+    }
+    uint32_t f;
+    std::memcpy(&f, p, 4);
+    return (f & 0x7F800000u) == 0x7F800000u && (f & 0x007FFFFFu) != 0;
+}
+
+}  // namespace
+
+Status KvSequence::poison(int64_t from, int64_t to) {
+    if (from < 0 || to > size_ || from > to)
+        return make_error("poison: cells [" + std::to_string(from) + ", " + std::to_string(to) + ") are not within [0, " +
+                          std::to_string(size_) + ")");
+    if (from == to) return {};
+    if (auto st = prepare_write(from, to); !st) return st;
+    poisoned_from_ = poisoned_from_ < 0 ? from : std::min(poisoned_from_, from);
+    const KvLayout& L = cache_->layout();
+    std::vector<uint8_t> nan_row(size_t(std::max(L.head_dim_k, L.head_dim_v) * L.elem_bytes));
+    for (size_t i = 0; i < nan_row.size(); i += size_t(L.elem_bytes)) {
+        if (L.type == KvType::F16) std::memcpy(&nan_row[i], &kF16Nan, 2);
+        else std::memcpy(&nan_row[i], &kF32Nan, 4);
+    }
+    const size_t krow = size_t(L.head_dim_k * L.elem_bytes), vrow = size_t(L.head_dim_v * L.elem_bytes);
+    for (int64_t c = from; c < to; ++c) {
+        uint8_t* page = page_data(c / kKvPageCells);
+        const size_t cell = size_t(c % kKvPageCells);
+        for (int64_t l = 0; l < L.n_layer; ++l)
+            for (int64_t h = 0; h < L.n_head_kv; ++h) {
+                std::memcpy(page + L.k_offset(l, h) + cell * krow, nan_row.data(), krow);
+                std::memcpy(page + L.v_offset(l, h) + cell * vrow, nan_row.data(), vrow);
+            }
+    }
+    return {};
+}
+
+int64_t KvSequence::first_poisoned(int64_t from, int64_t to) const {
+    const KvLayout& L = cache_->layout();
+    to = std::min(to, int64_t(pages_.size()) * kKvPageCells);
+    const size_t krow = size_t(L.head_dim_k * L.elem_bytes), vrow = size_t(L.head_dim_v * L.elem_bytes);
+    for (int64_t c = std::max<int64_t>(from, 0); c < to; ++c) {
+        const uint8_t* page = page_data(c / kKvPageCells);
+        const size_t cell = size_t(c % kKvPageCells);
+        for (int64_t l = 0; l < L.n_layer; ++l)
+            for (int64_t h = 0; h < L.n_head_kv; ++h)
+                if (is_nan_at(page + L.k_offset(l, h) + cell * krow, L.type) ||
+                    is_nan_at(page + L.v_offset(l, h) + cell * vrow, L.type))
+                    return c;
+    }
+    return -1;
 }
 
 }  // namespace arbor

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace arbor {
 namespace {
@@ -74,23 +75,40 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     s->cache_ = std::make_shared<KvCache>(model->config(), opts.kv_type, (n_ctx + kKvPageCells - 1) / kKvPageCells);
     s->seq_ = std::make_unique<KvSequence>(s->cache_, n_ctx);
     s->chunk_ = opts.prefill_chunk;
+    s->kv_type_ = opts.kv_type;
     s->model_ = std::move(model);
     return s;
 }
 
 Status Session::feed(std::span<const TokenId> tokens) {
+    if (pending_) {
+        std::vector<TokenId> all{*pending_};
+        all.insert(all.end(), tokens.begin(), tokens.end());
+        const TokenId p = *pending_;
+        pending_.reset();
+        auto st = eval_tokens(all);
+        if (!st) pending_ = p;
+        return st;
+    }
+    return eval_tokens(tokens);
+}
+
+Status Session::eval_tokens(std::span<const TokenId> tokens) {
     if (tokens.empty()) return {};
     const double t0 = now_seconds();
     if (tokens_.empty()) prompt_started_ = t0;
     if (seq_->size() + int64_t(tokens.size()) > seq_->capacity())
         return make_error("the prompt needs " + std::to_string(seq_->size() + int64_t(tokens.size())) +
                           " tokens but the context holds " + std::to_string(seq_->capacity()));
+    if (auto st = check_cells(); !st) return st;
+    const int64_t size_before = seq_->size();
     for (size_t at = 0; at < tokens.size(); at += size_t(chunk_)) {
         const size_t n = std::min(tokens.size() - at, size_t(chunk_));
         const bool last = at + n == tokens.size();
         BatchEntry e{seq_.get(), tokens.subspan(at, n), last ? LogitsMode::Last : LogitsMode::None};
         if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st;
     }
+    if (auto st = check_logits(size_before); !st) return st;
     logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
     tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
     stats_.prompt_tokens += int64_t(tokens.size());
@@ -98,14 +116,54 @@ Status Session::feed(std::span<const TokenId> tokens) {
     return {};
 }
 
+Status Session::check_cells() const {
+    if (const int64_t bad = seq_->poisoned_from(); bad >= 0)
+        return make_error("KV cell " + std::to_string(bad) +
+                          " is poisoned (invalidated): the context must be recomputed from there");
+    return {};
+}
+
+Status Session::check_logits(int64_t size_before) {
+    const float* row = pass_.row(0);
+    bool nan = false;
+    for (int64_t i = 0; i < pass_.n_vocab && !nan; ++i) nan = std::isnan(row[i]);
+    if (!nan) return {};
+    const int64_t bad = seq_->first_poisoned(0, seq_->size());
+    seq_->truncate(size_before);
+    if (bad >= 0)
+        return make_error("KV cell " + std::to_string(bad) +
+                          " is poisoned (invalidated): the context must be recomputed from there");
+    return make_error("the model produced NaN logits");
+}
+
 Result<StopReason> Session::generate(Sampler& sampler, const GenerateOptions& opts,
                                      const std::function<bool(std::string_view)>& on_text) {
+    if (pending_) {
+        const std::vector<TokenId> one{*pending_};
+        pending_.reset();
+        if (seq_->size() + 1 > seq_->capacity()) return StopReason::ContextFull;
+        if (auto st = check_cells(); !st) return st.error();
+        const double t0 = now_seconds();
+        BatchEntry e{seq_.get(), std::span<const TokenId>(one), LogitsMode::Last};
+        if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st.error();
+        if (auto st = check_logits(seq_->size() - 1); !st) return st.error();
+        logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
+        tokens_.push_back(one[0]);
+        stats_.decode_seconds += now_seconds() - t0;
+        ++stats_.decode_evals;
+    }
     if (logits_.empty()) return make_error("nothing to continue from: feed a prompt first");
+    if (auto st = check_cells(); !st) return st.error();
     const Tokenizer& tok = model_->tokenizer();
     // The generated text begins a text when nothing but special tokens (BOS) came before it:
     // then SentencePiece's leading space is dropped, as a whole-sequence detokenize does.
     const bool text_start = std::all_of(tokens_.begin(), tokens_.end(), [&](TokenId t) { return tok.is_special(t); });
     StreamDetokenizer detok(tok, true, text_start);
+    if (detok_) {
+        if (auto st = detok.restore(*detok_); !st) return st.error();
+        detok_.reset();
+    }
+    std::optional<TokenId> unfed;
     std::string pending;
     StopReason reason = StopReason::Length;
     bool stopped_by_string = false;
@@ -118,6 +176,7 @@ Result<StopReason> Session::generate(Sampler& sampler, const GenerateOptions& op
             break;
         }
         sampler.accept(id);
+        unfed = id;
         ++stats_.generated_tokens;
         pending += detok.push(id);
         size_t hit = std::string::npos;
@@ -145,12 +204,18 @@ Result<StopReason> Session::generate(Sampler& sampler, const GenerateOptions& op
         const double t0 = now_seconds();
         BatchEntry e{seq_.get(), std::span<const TokenId>(&id, 1), LogitsMode::Last};
         if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st.error();
+        if (auto st = check_logits(seq_->size() - 1); !st) return st.error();
         logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
         tokens_.push_back(id);
+        unfed.reset();
         stats_.decode_seconds += now_seconds() - t0;
         ++stats_.decode_evals;
     }
-    if (!stopped_by_string && reason != StopReason::Callback) {
+    if (opts.resumable) {
+        pending_ = unfed;
+        detok_ = detok.state();
+        emit(pending);
+    } else if (!stopped_by_string && reason != StopReason::Callback) {
         pending += detok.finish();
         emit(pending);
     }
