@@ -1,4 +1,6 @@
-// The chat area: the active path of the open conversation, and the composer below it.
+// The chat area: the header (title, model picker, settings), notices, the active path of the
+// open conversation, and the composer. While a reply streams the list keeps to the bottom,
+// unless the user has scrolled up.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -9,22 +11,102 @@ Pane {
     objectName: "chatView"
     padding: 0
 
+    signal openModelRequested()
+    signal settingsRequested()
+    signal detailsRequested(int row)
+
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
 
-        ListView {
-            id: messages
-            objectName: "messageList"
+        ChatHeader {
+            Layout.fillWidth: true
+            onOpenModelRequested: root.openModelRequested()
+            onSettingsRequested: root.settingsRequested()
+            onDetailsRequested: (row) => root.detailsRequested(row)
+        }
+
+        NoticeBar {
+            Layout.fillWidth: true
+        }
+
+        Item {
             Layout.fillWidth: true
             Layout.fillHeight: true
-            clip: true
-            model: 0
 
+            ListView {
+                id: messages
+                objectName: "messageList"
+                anchors.fill: parent
+                clip: true
+                model: ChatController.messages
+                spacing: 4
+                topMargin: 12
+                bottomMargin: 12
+                ScrollBar.vertical: ScrollBar {
+                    objectName: "messageScrollBar"
+                }
+
+                // Follow the bottom while streaming, unless the user scrolled away from it.
+                property bool followBottom: true
+                property bool autoScrolling: false
+                function scrollToEnd() {
+                    autoScrolling = true
+                    positionViewAtEnd()
+                    autoScrolling = false
+                }
+                onContentYChanged: if (!autoScrolling && (moving || dragging)) followBottom = atYEnd
+                onMovementEnded: followBottom = atYEnd
+                onContentHeightChanged: if (followBottom) settle.restart()
+                onCountChanged: if (followBottom) settle.restart()
+
+                // Scrolls once the delegates have their heights (after this frame's layout).
+                Timer {
+                    id: settle
+                    interval: 0
+                    onTriggered: messages.scrollToEnd()
+                }
+
+                Connections {
+                    target: ChatController
+                    function onConversationChanged() {
+                        messages.followBottom = true
+                    }
+                }
+                // Position at the end as soon as a path arrives, before the view lays out its
+                // top: opening a long chat makes only the delegates that will be seen.
+                Connections {
+                    target: ChatController
+                    function onPathShown() {
+                        if (messages.followBottom)
+                            messages.scrollToEnd()
+                    }
+                }
+
+                delegate: MessageDelegate {
+                    width: ListView.view.width
+                }
+            }
+
+            // Above the (empty) list, so its buttons get the clicks.
             EmptyState {
                 anchors.centerIn: parent
                 width: Math.min(parent.width - 40, 520)
                 visible: messages.count === 0
+            }
+
+            Button {
+                objectName: "jumpToBottom"
+                anchors.horizontalCenter: parent.horizontalCenter
+                anchors.bottom: parent.bottom
+                anchors.bottomMargin: 8
+                visible: !messages.followBottom && messages.count > 0
+                text: qsTr("↓ Jump to the latest")
+                Accessible.name: qsTr("Scroll to the latest message")
+                onClicked: {
+                    messages.followBottom = true
+                    messages.scrollToEnd()
+                }
             }
         }
 

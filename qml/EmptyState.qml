@@ -1,7 +1,9 @@
-// First-run state: what to do when no model is loaded yet.
+// What an empty chat shows: without a model, how to get one (drop, Ctrl+O, or the demo model);
+// with one, an invitation to write.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Arbor
 
 ColumnLayout {
     id: root
@@ -10,12 +12,13 @@ ColumnLayout {
 
     Label {
         Layout.alignment: Qt.AlignHCenter
-        text: qsTr("Chat with a local model")
+        text: ChatController.modelLoaded ? qsTr("Chat with %1").arg(ChatController.modelName) : qsTr("Chat with a local model")
         font.pixelSize: 24
         font.bold: true
     }
     Label {
         objectName: "dropHint"
+        visible: !ChatController.modelLoaded
         Layout.fillWidth: true
         horizontalAlignment: Text.AlignHCenter
         wrapMode: Text.WordWrap
@@ -25,9 +28,21 @@ ColumnLayout {
     }
     Button {
         objectName: "tryDemoButton"
+        visible: !ChatController.modelLoaded
+        enabled: ChatController.demoAvailable && ChatController.modelState !== "loading"
         Layout.alignment: Qt.AlignHCenter
         text: qsTr("Try the demo model")
         highlighted: true
         Accessible.name: qsTr("Load the bundled demo model")
+        onClicked: ChatController.useDemoModel()
+    }
+    Label {
+        objectName: "startHint"
+        visible: ChatController.modelLoaded
+        Layout.fillWidth: true
+        horizontalAlignment: Text.AlignHCenter
+        wrapMode: Text.WordWrap
+        opacity: 0.75
+        text: qsTr("Write a message below. Enter sends, Shift+Enter adds a line, Esc stops a reply.")
     }
 }

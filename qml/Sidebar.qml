@@ -1,7 +1,9 @@
-// Conversations: search as you type, new chat, and the list grouped by recency.
+// Conversations: search as you type, new chat, and the list grouped Pinned / Today / This week
+// / Older. Each row renames inline, pins and deletes (with an undo toast).
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Arbor
 
 Pane {
     id: root
@@ -10,15 +12,16 @@ Pane {
 
     function focusSearch() {
         search.forceActiveFocus()
+        search.selectAll()
     }
 
     background: Rectangle {
-        color: palette.alternateBase
+        color: root.palette.alternateBase
         Rectangle {
             anchors.right: parent.right
             width: 1
             height: parent.height
-            color: palette.mid
+            color: root.palette.mid
         }
     }
 
@@ -41,6 +44,7 @@ Pane {
                 Accessible.name: qsTr("Start a new chat")
                 ToolTip.visible: hovered
                 ToolTip.text: qsTr("New chat (Ctrl+N)")
+                onClicked: ChatController.newChat()
             }
         }
 
@@ -50,6 +54,9 @@ Pane {
             Layout.fillWidth: true
             placeholderText: qsTr("Search chats (Ctrl+F)")
             Accessible.name: qsTr("Search conversations")
+            selectByMouse: true
+            onTextChanged: ChatController.setSearch(text)
+            Keys.onEscapePressed: text = ""
         }
 
         ListView {
@@ -58,7 +65,28 @@ Pane {
             Layout.fillWidth: true
             Layout.fillHeight: true
             clip: true
-            model: 0
+            model: ChatController.conversations
+            currentIndex: -1
+            spacing: 2
+            ScrollBar.vertical: ScrollBar {}
+
+            section.property: "group"
+            section.delegate: Label {
+                required property string section
+                text: section === "Pinned" ? qsTr("Pinned") : section === "Today" ? qsTr("Today")
+                    : section === "This week" ? qsTr("This week") : qsTr("Older")
+                font.bold: true
+                font.pixelSize: 12
+                opacity: 0.6
+                topPadding: 10
+                bottomPadding: 4
+                leftPadding: 6
+            }
+
+            delegate: ConversationDelegate {
+                width: ListView.view.width
+            }
+
             Label {
                 anchors.centerIn: parent
                 width: parent.width - 20
@@ -66,7 +94,8 @@ Pane {
                 horizontalAlignment: Text.AlignHCenter
                 wrapMode: Text.WordWrap
                 opacity: 0.6
-                text: qsTr("No conversations yet.\nStart one with New chat.")
+                text: search.text.length > 0 ? qsTr("No chat matches “%1”.").arg(search.text)
+                                             : qsTr("No conversations yet.\nStart one with New chat.")
             }
         }
     }

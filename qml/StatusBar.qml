@@ -1,4 +1,6 @@
-// Speed, context fill, backend and live GPU readings.
+// Decode speed and time to first token of the current reply, context fill, backend and device,
+// and the live GPU readings (power, gfx clock, contention) with the full snapshot as a tooltip
+// and the power of the last minute as a sparkline.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -9,6 +11,7 @@ ToolBar {
     objectName: "statusBar"
     height: 28
     position: ToolBar.Footer
+    readonly property TelemetryFeed feed: ChatController.telemetry
 
     RowLayout {
         anchors.fill: parent
@@ -18,26 +21,56 @@ ToolBar {
 
         Label {
             objectName: "statusSpeed"
-            text: qsTr("— tok/s")
-            Accessible.name: qsTr("Decode speed")
+            text: ChatController.decodeTokS > 0 || ChatController.ttftMs > 0
+                  ? qsTr("%1 tok/s · first token %2 ms").arg(ChatController.decodeTokS.toFixed(1)).arg(Math.round(ChatController.ttftMs))
+                  : qsTr("— tok/s")
+            Accessible.name: qsTr("Decode speed and time to first token")
+            ToolTip.visible: speedHover.hovered && ChatController.prefillTokS > 0
+            ToolTip.text: qsTr("Prompt read at %1 tok/s").arg(ChatController.prefillTokS.toFixed(0))
+            HoverHandler {
+                id: speedHover
+            }
         }
         Label {
             objectName: "statusContext"
-            text: qsTr("context —")
+            text: ChatController.contextLength > 0
+                  ? qsTr("context %1 / %2").arg(ChatController.contextUsed).arg(ChatController.contextLength)
+                  : qsTr("context —")
             Accessible.name: qsTr("Context fill")
         }
         Item { Layout.fillWidth: true }
         Label {
             objectName: "statusBackend"
-            text: AppState.backendDescription
+            Layout.maximumWidth: 360
+            text: ChatController.backendText
             elide: Text.ElideRight
             Accessible.name: qsTr("Backend and device")
+            ToolTip.visible: backendHover.hovered && ChatController.gpuNote.length > 0
+            ToolTip.text: ChatController.gpuNote
+            HoverHandler {
+                id: backendHover
+            }
+        }
+        Sparkline {
+            objectName: "powerSparkline"
+            Layout.preferredWidth: 60
+            Layout.preferredHeight: 16
+            visible: root.feed.powerHistory.length > 1
+            values: root.feed.powerHistory
         }
         Label {
             objectName: "statusGpu"
-            text: qsTr("GPU: no readings")
-            opacity: 0.7
+            Layout.maximumWidth: 420
+            elide: Text.ElideRight
+            text: root.feed.hasGpu ? root.feed.gpuText + " · " + root.feed.contention
+                                   : root.feed.gpuText + (root.feed.contention.length > 0 ? " · " + root.feed.contention : "")
+            opacity: root.feed.hasGpu ? 1 : 0.7
             Accessible.name: qsTr("GPU power, clock and contention")
+            ToolTip.visible: gpuHover.hovered && root.feed.details.length > 0
+            ToolTip.text: (root.feed.gpuReason.length > 0 ? root.feed.gpuReason + "\n\n" : "") + root.feed.details
+            HoverHandler {
+                id: gpuHover
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ AppState* AppState::create(QQmlEngine*, QJSEngine*) {
         QQmlEngine::setObjectOwnership(g_prepared, QQmlEngine::CppOwnership);
         return g_prepared;
     }
-    return new AppState();  // QML tests: a default state, owned by the engine
+    return new AppState(nullptr);  // QML tests: a default state, owned by the engine
 }
 
 QString AppState::version() const { return QString::fromLatin1(ARBOR_VERSION_STRING); }

@@ -22,7 +22,9 @@ class AppState : public QObject {
     Q_PROPERTY(QString backendDescription READ backendDescription NOTIFY backendDescriptionChanged)
 
 public:
-    explicit AppState(QObject* parent = nullptr) : QObject(parent) {}
+    // No default argument: Qt 6.4 builds a QML singleton with the default constructor whenever
+    // there is one, and would then never call create().
+    explicit AppState(QObject* parent) : QObject(parent) {}
     static AppState* create(QQmlEngine*, QJSEngine*);
     // The instance runApplication() prepared; the QML singleton returns it.
     static void setInstance(AppState* s);

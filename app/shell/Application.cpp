@@ -1,9 +1,9 @@
 #include "shell/Application.h"
 
 #include "shell/AppState.h"
+#include "shell/SingleInstance.h"
 #include "shell/StartupOptions.h"
-#include "store/Database.h"
-#include "store/ModelRecords.h"
+#include "chat/ChatController.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -96,21 +96,35 @@ int runApplication(int argc, char** argv) {
     // Data folder, database, settings, model library: the complete start-up, also for --screenshot.
     const QString dataDir = opt.dataDir.isEmpty() ? defaultDataDir() : QDir(opt.dataDir).absolutePath();
     if (!QDir().mkpath(dataDir)) return fail(2, QStringLiteral("cannot create the data folder %1").arg(dataDir));
-    Database db;
+    // One Arbor per data folder: a later start hands its files to the running one and exits.
+    // --screenshot and --fake-engine runs are tests: they never hand off and never listen.
+    SingleInstance instance(dataDir);
+    if (opt.screenshotPath.isEmpty() && opt.fakeEngineScript.isEmpty()) {
+        SingleInstance::Request handOff{opt.files, opt.newChat, {}};
+        if (opt.demo) handOff.files.prepend(demoModelPath());
+        QString why;
+        if (instance.claim(handOff, &why) == SingleInstance::Role::HandedOff) return 0;
+        if (!why.isEmpty()) std::fprintf(stderr, "warning: %s\n", qPrintable(why));
+    }
+    // The store (on its own thread: the database is never touched from the UI thread), the
+    // engine worker (real, or scripted with --fake-engine) and the models QML talks to.
     const QString dbPath = dataDir + QStringLiteral("/arbor.sqlite");
-    if (!db.open(dbPath)) return fail(2, db.error());
+    ChatController controller(nullptr);
+    {
+        ControllerOptions co;
+        co.dataDir = dataDir;
+        co.fakeScriptPath = opt.fakeEngineScript;
+        co.demoModelPath = demoModelPath();
+        co.demo = opt.demo;
+        co.importFiles = opt.files;
+        QString why;
+        if (!controller.start(co, &why)) return fail(2, why);
+    }
+    ChatController::setInstance(&controller);
     QSettings settings(dataDir + QStringLiteral("/settings.ini"), QSettings::IniFormat);
     settings.setValue(QStringLiteral("app/lastVersion"), QString::fromLatin1(ARBOR_VERSION_STRING));
-    ModelRecords models(db.handle());
-    models.refreshMissing();
-    QStringList imports = opt.files;
-    if (opt.demo) imports.prepend(demoModelPath());
-    for (const QString& f : imports) {
-        QString why;
-        if (!models.importFile(f, &why)) std::fprintf(stderr, "warning: not imported: %s\n", qPrintable(why));
-    }
 
-    AppState state;
+    AppState state(nullptr);
     state.setDataDir(dataDir);
     state.setDatabasePath(dbPath);
     state.setDemoRequested(opt.demo);
@@ -125,7 +139,18 @@ int runApplication(int argc, char** argv) {
     auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().constFirst());
     if (!window) return fail(2, QStringLiteral("the main QML object is not a window"));
     if (!opt.screenshotPath.isEmpty()) armScreenshot(window, opt.screenshotPath);
+    QObject::connect(&instance, &SingleInstance::requestReceived, window, [&controller, window](const SingleInstance::Request& r) {
+        std::fprintf(stderr, "arbor: a later start handed over %lld file(s)%s\n", qlonglong(r.files.size()),
+                     r.newChat ? " and asks for a new chat" : "");
+        QList<QUrl> urls;
+        for (const QString& f : r.files) urls << QUrl::fromLocalFile(f);
+        if (!urls.isEmpty()) controller.importFiles(urls);  // validated on the store thread; rejections are shown
+        if (r.newChat) controller.newChat();
+        SingleInstance::raiseWindow(window, r.activationToken);
+    });
+    if (opt.newChat) controller.newChat();
     const int rc = app.exec();
+    ChatController::setInstance(nullptr);
     AppState::setInstance(nullptr);
     return rc;
 }
