@@ -4,6 +4,7 @@
 #include <arbor/quant.hpp>
 #include <arbor/synth.hpp>
 
+#include "core/splitmix64.hpp"
 #include "gguf/llm_keys.hpp"
 #include "synth/synth_tokenizer.hpp"
 
@@ -15,13 +16,6 @@
 
 namespace arbor {
 namespace {
-
-uint64_t splitmix(uint64_t& s) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 enum class Init { Ones, Uniform };
 
@@ -130,12 +124,12 @@ Status fill_tensor(const Spec& sp, uint64_t seed, uint64_t tensor_index, int thr
             std::vector<float> row(n);
             for (int64_t r = t; r < rows; r += nt) {
                 uint64_t st = seed * 0x100000001B3ull ^ (tensor_index << 40) ^ static_cast<uint64_t>(r);
-                splitmix(st);
+                splitmix64(st);
                 for (int64_t i = 0; i < n; ++i) {
                     if (sp.init == Init::Ones) {
                         row[i] = 1.0f;
                     } else {
-                        const double u = static_cast<double>(splitmix(st) >> 11) * (1.0 / 9007199254740992.0);
+                        const double u = static_cast<double>(splitmix64(st) >> 11) * (1.0 / 9007199254740992.0);
                         row[i] = static_cast<float>((2.0 * u - 1.0) * sp.scale);
                     }
                 }
