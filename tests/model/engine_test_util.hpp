@@ -10,6 +10,7 @@
 #include "test_data.hpp"
 
 #include <QDir>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -22,6 +23,23 @@ namespace arbor::test {
 // A shared-data model ("quant/random-qwen3-Q4_K_M.gguf"), or "synth:ARCH:TYPE": a tiny model of
 // that architecture written by arbor::synthesize_model (once per process, into a temporary
 // folder removed when the process exits).
+// One arbor-cli run: exit code (-1 if it did not finish in 120 s, -2 if it crashed), stdout, stderr.
+struct CliRun {
+    int code = -1;
+    QByteArray out, err;
+};
+
+inline CliRun cli(const QStringList& args) {
+    QProcess p;
+    p.start(qEnvironmentVariable("ARBOR_CLI", "arbor-cli"), args);
+    CliRun r;
+    if (!p.waitForFinished(120000)) return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
 inline QString modelPath(const QString& rel) {
     if (!rel.startsWith("synth:")) return sharedData() + "/" + rel;
     static QTemporaryDir dir;

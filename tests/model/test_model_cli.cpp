@@ -20,22 +20,6 @@ using namespace arbor::test;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
-
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("ARBOR_CLI", "arbor-cli"), args);
-    Run r;
-    if (!p.waitForFinished(120000)) return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
 QString stories() { return modelPath("models/stories260K.gguf"); }
 
 QString published() {
@@ -60,7 +44,7 @@ private slots:
     }
 
     void runPublishedSample() {
-        const Run r = cli({"run", "-m", stories(), "-p", "", "--temp", "0", "-n", "256"});
+        const CliRun r = cli({"run", "-m", stories(), "-p", "", "--temp", "0", "-n", "256"});
         QCOMPARE(r.code, 0);
         QCOMPARE(QString::fromUtf8(r.out), published());
         QVERIFY(QString::fromUtf8(r.err).contains(QRegularExpression("^seed: \\d+$", QRegularExpression::MultilineOption)));
@@ -71,29 +55,29 @@ private slots:
 
     void runSeeds() {
         const QStringList base = {"run", "-m", stories(), "-p", "Once upon a time", "-n", "40", "--temp", "1.0"};
-        const Run a = cli(base + QStringList{"--seed", "7"});
-        const Run b = cli(base + QStringList{"--seed", "7", "--threads", "1"});
+        const CliRun a = cli(base + QStringList{"--seed", "7"});
+        const CliRun b = cli(base + QStringList{"--seed", "7", "--threads", "1"});
         QCOMPARE(a.code, 0);
         QCOMPARE(a.out, b.out);
         QVERIFY(!a.out.isEmpty());
-        const Run c = cli(base + QStringList{"--seed", "8"});
+        const CliRun c = cli(base + QStringList{"--seed", "8"});
         QVERIFY(c.out != a.out);
         // Without --seed the seed is printed, and running with it reproduces the text.
-        const Run d = cli(base);
+        const CliRun d = cli(base);
         const auto m = QRegularExpression("^seed: (\\d+)$", QRegularExpression::MultilineOption).match(QString::fromUtf8(d.err));
         QVERIFY(m.hasMatch());
-        const Run e = cli(base + QStringList{"--seed", m.captured(1)});
+        const CliRun e = cli(base + QStringList{"--seed", m.captured(1)});
         QCOMPARE(e.out, d.out);
         // Penalties and the other settings are accepted and change nothing about determinism.
         const QStringList pen = {"--repeat-penalty", "1.3", "--frequency-penalty", "0.2", "--presence-penalty", "0.1",
                                  "--top-k", "10", "--top-p", "0.9", "--min-p", "0.02", "--seed", "3"};
-        const Run f = cli(base + pen), g = cli(base + pen);
+        const CliRun f = cli(base + pen), g = cli(base + pen);
         QCOMPARE(f.code, 0);
         QCOMPARE(f.out, g.out);
     }
 
     void runStopString() {
-        const Run r = cli({"run", "-m", stories(), "-p", "", "--temp", "0", "-n", "256", "--stop", "red ball", "--stop", "zebra"});
+        const CliRun r = cli({"run", "-m", stories(), "-p", "", "--temp", "0", "-n", "256", "--stop", "red ball", "--stop", "zebra"});
         QCOMPARE(r.code, 0);
         QCOMPARE(QString::fromUtf8(r.out), published().left(published().indexOf("red ball")));
     }
@@ -101,7 +85,7 @@ private slots:
     void runChat() {
         const QString m = modelPath("quant/random-qwen3-Q4_K_M.gguf");
         ARBOR_REQUIRE_PATH(m);
-        const Run r = cli({"run", "-m", m, "-p", "hello", "--chat", "-n", "8", "--seed", "1"});
+        const CliRun r = cli({"run", "-m", m, "-p", "hello", "--chat", "-n", "8", "--seed", "1"});
         QVERIFY2(r.code == 0, r.err.constData());
         QVERIFY(lastLine(r.err).startsWith("stats: prompt_tokens="));
     }
@@ -122,7 +106,7 @@ private slots:
     void exitCodes() {
         QFETCH(QStringList, args);
         QFETCH(int, code);
-        const Run r = cli(args);
+        const CliRun r = cli(args);
         QCOMPARE(r.code, code);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(lastLine(r.err).startsWith("error: "), r.err.constData());
@@ -130,7 +114,7 @@ private slots:
     }
 
     void logitsJson() {
-        const Run r = cli({"logits", "-m", stories(), "-p", "Once upon a time", "-n", "6", "--threads", "2"});
+        const CliRun r = cli({"logits", "-m", stories(), "-p", "Once upon a time", "-n", "6", "--threads", "2"});
         QCOMPARE(r.code, 0);
         QJsonParseError pe;
         const QJsonObject o = QJsonDocument::fromJson(r.out, &pe).object();
@@ -172,11 +156,11 @@ private slots:
     void logitsIdenticalAcrossThreadsAndChunks() {
         const QString text = QString("Once upon a time, there was a little girl named Lily. ").repeated(6);
         const QStringList base = {"logits", "-m", stories(), "-p", text, "-n", "4"};
-        const Run a = cli(base + QStringList{"--threads", "1", "--chunk", "256"});
+        const CliRun a = cli(base + QStringList{"--threads", "1", "--chunk", "256"});
         QCOMPARE(a.code, 0);
         for (const QStringList& extra : {QStringList{"--threads", "2", "--chunk", "50"}, QStringList{"--threads", "7", "--chunk", "1"},
                                          QStringList{"--threads", "2", "--chunk", "37"}}) {
-            const Run b = cli(base + extra);
+            const CliRun b = cli(base + extra);
             QCOMPARE(b.code, 0);
             QVERIFY2(a.out == b.out, qPrintable(extra.join(' ')));
         }

@@ -24,22 +24,6 @@ using namespace arbor::test;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
-
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("ARBOR_CLI", "arbor-cli"), args);
-    Run r;
-    if (!p.waitForFinished(120000)) return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
 std::unique_ptr<Session> newSession(const std::shared_ptr<const Model>& m) {
     SessionOptions o;
     o.threads = 1;
@@ -152,11 +136,11 @@ private slots:
         ARBOR_REQUIRE_PATH(m);
         const QString f = tmp_.filePath(QString("cont-%1.park").arg(QTest::currentDataTag()).replace(' ', '-'));
         const QStringList base{"run", "-m", m, "--threads", "1", "--ctx", "256"};
-        const Run whole = cli(base + QStringList{"-p", prompt, "-n", "80"} + sampling);
+        const CliRun whole = cli(base + QStringList{"-p", prompt, "-n", "80"} + sampling);
         QCOMPARE(whole.code, 0);
-        const Run first = cli(base + QStringList{"-p", prompt, "-n", "30", "--park", f} + sampling);
+        const CliRun first = cli(base + QStringList{"-p", prompt, "-n", "30", "--park", f} + sampling);
         QCOMPARE(first.code, 0);
-        const Run second = cli(base + QStringList{"--wake", f, "-p", "", "-n", "50"});
+        const CliRun second = cli(base + QStringList{"--wake", f, "-p", "", "-n", "50"});
         QVERIFY2(second.code == 0, second.err.constData());
         QVERIFY2(second.err.contains("wake: restored "), second.err.constData());
         QVERIFY2(second.err.contains(", recomputed 0\n"), second.err.constData());
@@ -167,7 +151,7 @@ private slots:
         QByteArray bytes = readAll(f);
         bytes[bytes.size() - 200] = char(bytes[bytes.size() - 200] ^ 0x40);
         writeAll(f, bytes);
-        const Run fallback = cli(base + QStringList{"--wake", f, "-p", "", "-n", "50"});
+        const CliRun fallback = cli(base + QStringList{"--wake", f, "-p", "", "-n", "50"});
         QCOMPARE(fallback.code, 0);
         QVERIFY2(fallback.err.contains("checksum mismatch in section 'KVCL'"), fallback.err.constData());
         QVERIFY2(fallback.err.contains("restored 0 cells, recomputed "), fallback.err.constData());
@@ -175,7 +159,7 @@ private slots:
 
         // Unreadable tokens: an error, exit 1.
         writeAll(f, bytes.left(40));
-        const Run broken = cli(base + QStringList{"--wake", f, "-p", "", "-n", "5"});
+        const CliRun broken = cli(base + QStringList{"--wake", f, "-p", "", "-n", "5"});
         QCOMPARE(broken.code, 1);
         QVERIFY2(broken.err.contains("the tokens cannot be read"), broken.err.constData());
     }
