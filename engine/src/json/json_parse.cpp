@@ -1,6 +1,7 @@
 // Strict RFC 8259 JSON parser: recursive descent over the bytes, depth-bounded, UTF-8 checked.
 // Errors report line:column (1-based, column counted in bytes) and the byte offset.
 #include <arbor/json.hpp>
+#include "core/utf8_append.hpp"
 
 #include <charconv>
 #include <cstdint>
@@ -225,24 +226,6 @@ private:
         return true;
     }
 
-    static void append_utf8(std::string& out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += char(cp);
-        } else if (cp < 0x800) {
-            out += char(0xC0 | (cp >> 6));
-            out += char(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += char(0xE0 | (cp >> 12));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        } else {
-            out += char(0xF0 | (cp >> 18));
-            out += char(0x80 | ((cp >> 12) & 0x3F));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        }
-    }
-
     // Length of the valid UTF-8 sequence starting at p_ (lead byte >= 0x80), or 0.
     size_t utf8_len() const {
         const auto* u = reinterpret_cast<const unsigned char*>(s_.data());
@@ -322,7 +305,7 @@ private:
                     } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
                         return fail_at(at, "unpaired low surrogate in \\u escape");
                     }
-                    append_utf8(out, cp);
+                    utf8_append(out, cp);
                     break;
                 }
                 default:

@@ -1,5 +1,6 @@
 // Python-str-compatible code point helpers over the generated Unicode tables.
 #include "template/unicode.hpp"
+#include "core/utf8_append.hpp"
 
 #include "template/unicode_tables.hpp"
 
@@ -65,23 +66,7 @@ void append_lower_at(std::string& out, const std::u32string& s, size_t i) {
 
 }  // namespace
 
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-}
+void append_utf8(std::string& out, char32_t cp) { utf8_append(out, static_cast<uint32_t>(cp)); }
 
 // Length of the valid sequence at s[i] (0 if invalid).
 static size_t seq_len(std::string_view s, size_t i, char32_t& cp) {

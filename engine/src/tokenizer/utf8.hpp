@@ -7,6 +7,8 @@
 // same way (the reference would fail on it later; we never do).
 #pragma once
 
+#include "core/utf8_append.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,23 +61,7 @@ inline uint32_t utf8_decode_one(std::string_view s, size_t& pos) {
     return cp;
 }
 
-inline void utf8_append(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-}
+using ::arbor::utf8_append;
 
 // Length of the UTF-8 sequence a lead byte announces, as llama.cpp counts it (1 for
 // continuation bytes and invalid leads).
