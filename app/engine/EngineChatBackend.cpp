@@ -75,7 +75,7 @@ bool EngineChatBackend::load(const QString& path, BackendInfo* info, QString* wh
     const Model& m = *model.value();
     SessionOptions so;
     m_nCtx = default_context(m, so);
-    m_cache = std::make_shared<KvCache>(m.config(), so.kv_type, (m_nCtx + kKvPageCells - 1) / kKvPageCells);
+    m_cache = backend->make_kv_cache(so.kv_type, (m_nCtx + kKvPageCells - 1) / kKvPageCells);
     m_seq = std::make_unique<KvSequence>(m_cache, m_nCtx);
 
     // The model's chat template, or ChatML when it has none or it does not parse.

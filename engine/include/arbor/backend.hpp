@@ -52,15 +52,39 @@ struct BackendOptions {
     bool scalar = false;              // CPU: the scalar reference kernels only (same bits, slower)
 };
 
+// Counters a backend keeps over its passes (cumulative; take differences around a region).
+struct BackendCounters {
+    int64_t passes = 0;        // model passes run (a batch larger than max_batch_tokens is several)
+    int64_t launches = 0;      // GPU kernel launches made for those passes (the contract: 1 per pass)
+    double device_ms = 0;      // GPU time of those passes, measured by the device (0 on the CPU)
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string_view name() const = 0;  // "cpu"
     virtual std::string device() const = 0;     // e.g. "CPU, 2 threads, avx2"
     virtual const Model& model() const = 0;
+    // A KV cache whose pages this backend's passes can read and write: host memory for the
+    // CPU, memory the device addresses for the GPU. Sequences passed to eval must live in a
+    // cache made by this backend (or, for the CPU, any host cache).
+    virtual std::shared_ptr<KvCache> make_kv_cache(KvType type, int64_t max_pages) const {
+        return std::make_shared<KvCache>(model().config(), type, max_pages);
+    }
     // Appends every entry's tokens to its sequence and fills `out` with the logits asked for.
     // On error nothing is appended (sequences keep their size).
     virtual Status eval(std::span<const BatchEntry> batch, PassLogits* out) = 0;
+
+    virtual BackendCounters counters() const { return {}; }
+    // Profiling of the next passes (GPU): a per-stage event ring written inside the kernel.
+    // trace_path: where each profiled pass writes its Chrome/Perfetto trace JSON (empty: none).
+    // profile_table() is the per-stage table (and per-level waits) of the last profiled pass.
+    virtual Status set_profiling(bool on, const std::string& trace_path) {
+        (void)trace_path;
+        if (on) return make_error("the " + std::string(name()) + " backend has no kernel profiler (use --backend gpu)");
+        return {};
+    }
+    virtual std::vector<std::string> profile_table() const { return {}; }
 };
 
 Result<std::unique_ptr<Backend>> make_cpu_backend(std::shared_ptr<const Model> model, BackendOptions opts = {});

@@ -50,11 +50,30 @@ struct KvLayout {
     size_t layer_bytes() const { return size_t(n_head_kv * kKvPageCells * (head_dim_k + head_dim_v) * elem_bytes); }
 };
 
+// Where a cache's pages live. Host memory by default. A GPU backend supplies memory that both
+// the host and its device address (managed or unified memory), so park, poison, copy and
+// deep copy keep working on the host while passes read and write the cells on the device.
+class KvPageMemory {
+public:
+    virtual ~KvPageMemory() = default;
+    virtual std::string_view name() const = 0;  // "host", "gpu managed", ...
+    virtual uint8_t* allocate(size_t bytes) = 0;  // null when out of memory
+    virtual void free(uint8_t* p) = 0;
+    virtual void zero(uint8_t* p, size_t bytes) = 0;
+    virtual void copy(uint8_t* dst, const uint8_t* src, size_t bytes) = 0;
+    // Makes writes by earlier device passes visible to host reads (a no-op for host memory).
+    virtual void sync() {}
+};
+
+// Plain host memory (64-byte aligned).
+std::shared_ptr<KvPageMemory> host_page_memory();
+
 // A pool of pages for one model, with a budget. Thread-safe.
 class KvCache {
 public:
-    // max_pages: the budget; allocation beyond it fails with an error.
-    KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages);
+    // max_pages: the budget; allocation beyond it fails with an error. mem: where pages live
+    // (null: host memory).
+    KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages, std::shared_ptr<KvPageMemory> mem = nullptr);
     ~KvCache();
     KvCache(const KvCache&) = delete;
     KvCache& operator=(const KvCache&) = delete;
@@ -69,19 +88,18 @@ public:
     void release(int32_t page);
     int32_t refcount(int32_t page) const;
     Result<int32_t> copy(int32_t page);        // a new page with the same bytes
-    uint8_t* data(int32_t page) { return pages_[size_t(page)].mem.get(); }
-    const uint8_t* data(int32_t page) const { return pages_[size_t(page)].mem.get(); }
+    uint8_t* data(int32_t page) { return pages_[size_t(page)].mem; }
+    const uint8_t* data(int32_t page) const { return pages_[size_t(page)].mem; }
+    KvPageMemory& memory() const { return *mem_; }
 
 private:
-    struct AlignedFree {
-        void operator()(uint8_t* p) const;
-    };
     struct Page {
-        std::unique_ptr<uint8_t, AlignedFree> mem;
+        uint8_t* mem = nullptr;
         int32_t refs = 0;
     };
     KvLayout layout_;
     int64_t max_pages_;
+    std::shared_ptr<KvPageMemory> mem_;
     mutable std::mutex mu_;
     std::vector<Page> pages_;
     std::vector<int32_t> free_;

@@ -67,6 +67,7 @@ public:
     const Model& model() const override { return *model_; }
 
     Status eval(std::span<const BatchEntry> batch, PassLogits* out) override;
+    BackendCounters counters() const override { return counters_; }
 
 private:
     static int64_t num_attn_chunk() { return kKvPageCells; }
@@ -89,6 +90,7 @@ private:
     std::vector<WorkerScratch> scratch_;
     cpu::ExpertRoutes routes_;
     KvLayout kv_;
+    BackendCounters counters_;
 
     // The current pass.
     std::vector<TokenId> tok_;
@@ -217,6 +219,7 @@ void CpuBackend::run_pass(int64_t n_tokens, int64_t n_out, float* logits) {
     p.routes = &routes_;
     p.scratch = scratch_.data();
     const plan::PassShape shape{n_tokens, n_out};
+    ++counters_.passes;
     for (int32_t lv = 0; lv + 1 < int32_t(level_begin_.size()); ++lv) {
         const int32_t b = level_begin_[size_t(lv)], e = level_begin_[size_t(lv) + 1];
         int64_t* items = level_items_.data();

@@ -22,12 +22,30 @@ KvLayout KvLayout::for_model(const ModelConfig& c, KvType type) {
     return l;
 }
 
-void KvCache::AlignedFree::operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+namespace {
 
-KvCache::KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages)
-    : layout_(KvLayout::for_model(cfg, type)), max_pages_(max_pages) {}
+class HostPageMemory final : public KvPageMemory {
+public:
+    std::string_view name() const override { return "host"; }
+    uint8_t* allocate(size_t bytes) override {
+        return static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t(64), std::nothrow));
+    }
+    void free(uint8_t* p) override { ::operator delete[](p, std::align_val_t(64)); }
+    void zero(uint8_t* p, size_t bytes) override { std::memset(p, 0, bytes); }
+    void copy(uint8_t* dst, const uint8_t* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+};
 
-KvCache::~KvCache() = default;
+}  // namespace
+
+std::shared_ptr<KvPageMemory> host_page_memory() { return std::make_shared<HostPageMemory>(); }
+
+KvCache::KvCache(const ModelConfig& cfg, KvType type, int64_t max_pages, std::shared_ptr<KvPageMemory> mem)
+    : layout_(KvLayout::for_model(cfg, type)), max_pages_(max_pages), mem_(mem ? std::move(mem) : host_page_memory()) {}
+
+KvCache::~KvCache() {
+    for (Page& p : pages_)
+        if (p.mem) mem_->free(p.mem);
+}
 
 int64_t KvCache::pages_in_use() const {
     std::lock_guard lock(mu_);
@@ -49,14 +67,14 @@ Result<int32_t> KvCache::allocate() {
     }
     Page& p = pages_[size_t(id)];
     if (!p.mem) {
-        auto* mem = static_cast<uint8_t*>(::operator new[](layout_.page_bytes, std::align_val_t(64), std::nothrow));
-        if (!mem) {
+        p.mem = mem_->allocate(layout_.page_bytes);
+        if (!p.mem) {
             free_.push_back(id);
-            return make_error("out of memory allocating a KV page of " + std::to_string(layout_.page_bytes) + " bytes");
+            return make_error("out of memory allocating a KV page of " + std::to_string(layout_.page_bytes) +
+                              " bytes (" + std::string(mem_->name()) + " memory)");
         }
-        p.mem.reset(mem);
     }
-    std::memset(p.mem.get(), 0, layout_.page_bytes);
+    mem_->zero(p.mem, layout_.page_bytes);
     p.refs = 1;
     ++in_use_;
     return id;
@@ -84,7 +102,7 @@ int32_t KvCache::refcount(int32_t page) const {
 Result<int32_t> KvCache::copy(int32_t page) {
     auto fresh = allocate();
     if (!fresh) return fresh.error();
-    std::memcpy(data(fresh.value()), data(page), layout_.page_bytes);
+    mem_->copy(data(fresh.value()), data(page), layout_.page_bytes);
     return fresh;
 }
 

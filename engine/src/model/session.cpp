@@ -72,7 +72,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     if (!be) return be.error();
     const int64_t n_ctx = default_context(*model, opts);
     s->backend_ = std::move(be.value());
-    s->cache_ = std::make_shared<KvCache>(model->config(), opts.kv_type, (n_ctx + kKvPageCells - 1) / kKvPageCells);
+    s->cache_ = s->backend_->make_kv_cache(opts.kv_type, (n_ctx + kKvPageCells - 1) / kKvPageCells);
     s->seq_ = std::make_unique<KvSequence>(s->cache_, n_ctx);
     s->chunk_ = opts.prefill_chunk;
     s->kv_type_ = opts.kv_type;
