@@ -51,6 +51,9 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipMemset cudaMemset
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemGetInfo cudaMemGetInfo
+#define hipMallocManaged cudaMallocManaged
+#define hipMemAttachGlobal cudaMemAttachGlobal
+#define hipMemcpyDefault cudaMemcpyDefault
 #define hipStreamCreateWithFlags cudaStreamCreateWithFlags
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
@@ -84,6 +87,26 @@ __device__ inline unsigned long long arbor_wall_ns() {
     // The constant-rate "steady" counter (s_memrealtime / REALTIME message), 100 MHz on
     // current parts, including gfx11.
     return static_cast<unsigned long long>(__builtin_readsteadycounter()) * 10ull;
+#endif
+}
+
+// Orders global/shared memory accesses among the lanes of one warp/wave (all lanes call it).
+__device__ inline void arbor_syncwarp() {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    __syncwarp();
+#else
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+#endif
+}
+
+// The lanes (of 32) whose predicate is true, as a bit mask.
+__device__ inline unsigned arbor_ballot(bool p) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    return __ballot_sync(0xffffffffu, p);
+#else
+    return static_cast<unsigned>(__ballot(p));
 #endif
 }
 

@@ -27,6 +27,7 @@ struct RunOptions {
     double watchdog_s = 10.0;  // host aborts a pass that runs longer
     bool profile = false;
     std::string trace_path;    // Chrome/Perfetto trace JSON, when profiling
+    std::vector<std::string> stage_names;  // labels of the profile rows and trace spans (optional)
 };
 
 // out[r] = dot_row(t, row r of w, x, xq) for every row, computed by the megakernel.

@@ -156,6 +156,11 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
         for (const auto& x : ev)
             if (x.block >= 0 && x.t0_ns < base) base = x.t0_ns;
         std::map<int, std::pair<double, double>> per;  // stage -> (sum of spans, max span) in us
+        auto label = [&](int stage) {
+            if (stage < 0) return "wait L" + std::to_string(-stage - 1);
+            if (size_t(stage) < opt.stage_names.size()) return std::to_string(stage) + " " + opt.stage_names[size_t(stage)];
+            return "stage " + std::to_string(stage);
+        };
         std::ofstream trace;
         if (!opt.trace_path.empty()) trace.open(opt.trace_path);
         if (trace) trace << "{\"traceEvents\":[";
@@ -167,8 +172,7 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
             p.first += us;
             p.second = std::max(p.second, us);
             if (trace) {
-                trace << (first ? "" : ",") << "{\"name\":\""
-                      << (x.stage >= 0 ? "stage " + std::to_string(x.stage) : "barrier L" + std::to_string(-x.stage - 1))
+                trace << (first ? "" : ",") << "{\"name\":\"" << label(x.stage)
                       << "\",\"ph\":\"X\",\"pid\":0,\"tid\":" << x.block << ",\"ts\":" << (x.t0_ns - base) / 1e3
                       << ",\"dur\":" << us << "}";
                 first = false;
@@ -176,10 +180,9 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
         }
         if (trace) trace << "]}\n";
         for (const auto& [stage, v] : per) {
-            char row[160];
-            std::snprintf(row, sizeof row, "%-14s mean %9.2f us  max %9.2f us",
-                          stage >= 0 ? ("stage " + std::to_string(stage)).c_str() : ("wait L" + std::to_string(-stage - 1)).c_str(),
-                          v.first / grid_, v.second);
+            char row[200];
+            std::snprintf(row, sizeof row, "%-40s mean %9.2f us  max %9.2f us", label(stage).c_str(), v.first / grid_,
+                          v.second);
             info->profile_rows.push_back(row);
         }
     }

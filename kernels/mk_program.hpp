@@ -3,6 +3,7 @@
 #pragma once
 
 #include "mk_control.hpp"
+#include "mk_model.hpp"
 
 #include <cstdint>
 
@@ -41,6 +42,7 @@ struct MkStage {
     union {
         MkDotRows dot;
         MkCounterOp counter;
+        MkModelStage model;  // op >= kOpEmbed (mk_model.hpp)
     };
 };
 

@@ -112,6 +112,7 @@ int logits(std::vector<std::string> argv) {
     bo.max_batch_tokens = chunk;
     auto be = make_backend(backend, model.value(), bo);
     if (!be) throw RuntimeFailure(be.message());
+    std::fprintf(stderr, "device: %s\n", be.value()->device().c_str());
     auto cache = be.value()->make_kv_cache(kv == "f32" ? KvType::F32 : KvType::F16,
                                            (n_ctx + kKvPageCells - 1) / kKvPageCells);
     KvSequence seq(cache, n_ctx);

@@ -13,3 +13,14 @@ Result<std::vector<GpuDevice>> gpu_devices() {
 Result<double> gpu_copy_bandwidth(int, uint64_t) { return make_error("this build has no GPU backend"); }
 
 }  // namespace arbor
+
+#include "model/gpu_backend.hpp"
+
+namespace arbor {
+
+Result<std::unique_ptr<Backend>> make_gpu_backend(std::shared_ptr<const Model>, BackendOptions) {
+    return make_error("the GPU backend is not available: this build of the engine has no GPU backend "
+                      "(no HIP or CUDA device code was compiled in)");
+}
+
+}  // namespace arbor

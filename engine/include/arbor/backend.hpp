@@ -14,6 +14,7 @@
 #include <arbor/tokenizer.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,6 +51,10 @@ struct BackendOptions {
     int threads = 0;                  // 0: the machine's hardware threads
     int64_t max_batch_tokens = 256;   // tokens per pass (scratch is sized for this)
     bool scalar = false;              // CPU: the scalar reference kernels only (same bits, slower)
+    // GPU: weights upload progress (bytes done, bytes in all), called on the creating thread.
+    std::function<void(int64_t done, int64_t total)> on_upload;
+    double gpu_wait_timeout_s = 1.0;  // GPU: bound on any cross-workgroup wait inside a pass
+    double gpu_watchdog_s = 30.0;     // GPU: the host aborts a pass that runs longer
 };
 
 // Counters a backend keeps over its passes (cumulative; take differences around a region).

@@ -3,6 +3,8 @@
 #include <arbor/backend.hpp>
 
 #include "model/cpu_pass.hpp"
+#include "model/gpu_backend.hpp"
+#include "model/pass_batch.hpp"
 #include "model/thread_pool.hpp"
 
 #include <algorithm>
@@ -71,8 +73,7 @@ public:
 
 private:
     static int64_t num_attn_chunk() { return kKvPageCells; }
-    Status validate(std::span<const BatchEntry> batch) const;
-    void run_pass(int64_t n_tokens, int64_t n_out, float* logits);
+    void run_pass(const PassTokens& pt, float* logits);
     void run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item, int worker) const;
 
     std::shared_ptr<const Model> model_;
@@ -92,92 +93,33 @@ private:
     KvLayout kv_;
     BackendCounters counters_;
 
-    // The current pass.
-    std::vector<TokenId> tok_;
-    std::vector<int32_t> pos_, seq_, out_;
+    // The current batch's page tables.
     std::vector<std::vector<uint8_t*>> seq_pages_;
 };
 
-Status CpuBackend::validate(std::span<const BatchEntry> batch) const {
-    const ModelConfig& c = model_->config();
-    const KvLayout want = KvLayout::for_model(c, KvType::F16);
-    for (size_t i = 0; i < batch.size(); ++i) {
-        const BatchEntry& e = batch[i];
-        if (!e.seq) return make_error("batch entry " + std::to_string(i) + " has no sequence");
-        const KvLayout& l = e.seq->cache().layout();
-        if (l.n_layer != want.n_layer || l.n_head_kv != want.n_head_kv || l.head_dim_k != want.head_dim_k ||
-            l.head_dim_v != want.head_dim_v)
-            return make_error("batch entry " + std::to_string(i) + ": its KV cache was made for another model");
-        if (l.type != batch[0].seq->cache().layout().type)
-            return make_error("batch entry " + std::to_string(i) + ": its KV cache type differs from entry 0's");
-        for (size_t j = 0; j < i; ++j)
-            if (batch[j].seq == e.seq)
-                return make_error("batch entries " + std::to_string(j) + " and " + std::to_string(i) +
-                                  " append to the same sequence");
-        for (size_t j = 0; j < e.tokens.size(); ++j)
-            if (e.tokens[j] < 0 || e.tokens[j] >= c.n_vocab)
-                return make_error("batch entry " + std::to_string(i) + ": token " + std::to_string(j) + " has id " +
-                                  std::to_string(e.tokens[j]) + ", outside the vocabulary of " +
-                                  std::to_string(c.n_vocab));
-        if (e.seq->size() + int64_t(e.tokens.size()) > e.seq->capacity())
-            return make_error("context full: " + std::to_string(e.seq->size()) + " + " +
-                              std::to_string(e.tokens.size()) + " tokens exceed the context of " +
-                              std::to_string(e.seq->capacity()));
-    }
-    return {};
-}
-
 Status CpuBackend::eval(std::span<const BatchEntry> batch, PassLogits* out) {
-    if (auto s = validate(batch); !s) return s;
     const ModelConfig& c = model_->config();
-    int64_t max_pos = 0, n_rows = 0;
-    for (const BatchEntry& e : batch) {
-        if (auto s = e.seq->prepare_write(e.seq->size(), e.seq->size() + int64_t(e.tokens.size())); !s) return s;
-        max_pos = std::max<int64_t>(max_pos, e.seq->size() + int64_t(e.tokens.size()));
-        n_rows += e.logits == LogitsMode::All ? int64_t(e.tokens.size())
-                  : e.logits == LogitsMode::Last && !e.tokens.empty() ? 1
-                                                                      : 0;
-    }
-    if (!batch.empty()) kv_ = batch[0].seq->cache().layout();
-    const size_t chunk_floats = size_t((max_pos / kKvPageCells + 1) * (c.n_head / c.n_head_kv) * (c.head_dim_v + 2));
-    for (WorkerScratch& s : scratch_)
-        if (s.chunks.size() < chunk_floats) s.chunks.resize(chunk_floats);
-    out->n_vocab = c.n_vocab;
-    out->rows.clear();
-    out->data.resize(size_t(n_rows) * size_t(c.n_vocab));
-    seq_pages_.resize(batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) {
-        seq_pages_[i].clear();
-        for (size_t pg = 0; pg < batch[i].seq->pages().size(); ++pg)
-            seq_pages_[i].push_back(batch[i].seq->page_data(int64_t(pg)));
-    }
-    // Cut the batch into passes of at most max_tokens_ tokens, in batch order.
-    tok_.clear(), pos_.clear(), seq_.clear(), out_.clear();
-    int64_t rows_done = 0;
-    auto flush = [&] {
-        if (tok_.empty()) return;
-        run_pass(int64_t(tok_.size()), int64_t(out_.size()), out->data.data() + size_t(rows_done) * size_t(c.n_vocab));
-        rows_done += int64_t(out_.size());
-        tok_.clear(), pos_.clear(), seq_.clear(), out_.clear();
-    };
-    for (size_t i = 0; i < batch.size(); ++i) {
-        const BatchEntry& e = batch[i];
-        const int64_t n = int64_t(e.tokens.size());
-        for (int64_t j = 0; j < n; ++j) {
-            if (int64_t(tok_.size()) == max_tokens_) flush();
-            const bool want = e.logits == LogitsMode::All || (e.logits == LogitsMode::Last && j == n - 1);
-            if (want) {
-                out_.push_back(int32_t(tok_.size()));
-                out->rows.push_back({int32_t(i), int32_t(j)});
-            }
-            tok_.push_back(e.tokens[size_t(j)]);
-            pos_.push_back(int32_t(e.seq->size() + j));
-            seq_.push_back(int32_t(i));
+    auto prepared = [&]() -> Status {
+        int64_t max_pos = 0;
+        for (const BatchEntry& e : batch)
+            max_pos = std::max<int64_t>(max_pos, e.seq->size() + int64_t(e.tokens.size()));
+        if (!batch.empty()) kv_ = batch[0].seq->cache().layout();
+        const size_t chunk_floats =
+            size_t((max_pos / kKvPageCells + 1) * (c.n_head / c.n_head_kv) * (c.head_dim_v + 2));
+        for (WorkerScratch& s : scratch_)
+            if (s.chunks.size() < chunk_floats) s.chunks.resize(chunk_floats);
+        seq_pages_.resize(batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) {
+            seq_pages_[i].clear();
+            for (size_t pg = 0; pg < batch[i].seq->pages().size(); ++pg)
+                seq_pages_[i].push_back(batch[i].seq->page_data(int64_t(pg)));
         }
-    }
-    flush();
-    for (const BatchEntry& e : batch) e.seq->set_size(e.seq->size() + int64_t(e.tokens.size()));
-    return {};
+        return {};
+    };
+    return run_batch(c, batch, max_tokens_, out, prepared, [&](const PassTokens& p, float* logits) -> Status {
+        run_pass(p, logits);
+        return {};
+    });
 }
 
 void CpuBackend::run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item, int worker) const {
@@ -197,7 +139,8 @@ void CpuBackend::run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item
     }
 }
 
-void CpuBackend::run_pass(int64_t n_tokens, int64_t n_out, float* logits) {
+void CpuBackend::run_pass(const PassTokens& pt, float* logits) {
+    const int64_t n_tokens = int64_t(pt.tok.size()), n_out = int64_t(pt.out.size());
     const ModelConfig& c = model_->config();
     cpu::Pass p;
     p.cfg = &c;
@@ -206,12 +149,12 @@ void CpuBackend::run_pass(int64_t n_tokens, int64_t n_out, float* logits) {
     p.kv = kv_;
     p.isa = isa_;
     p.n_tokens = n_tokens;
-    p.token = tok_.data();
-    p.pos = pos_.data();
-    p.seq = seq_.data();
+    p.token = pt.tok.data();
+    p.pos = pt.pos.data();
+    p.seq = pt.seq.data();
     p.seq_pages = &seq_pages_;
     p.n_out = n_out;
-    p.out_token = out_.data();
+    p.out_token = pt.out.data();
     p.x = x_.data(), p.xn = xn_.data(), p.xq = xq_.data(), p.rope = rope_.data(), p.q = q_.data();
     p.att = att_.data(), p.attq = attq_.data(), p.h = h_.data(), p.hq = hq_.data();
     p.route_idx = route_idx_.data(), p.route_w = route_w_.data(), p.he = he_.data(), p.heq = heq_.data();
@@ -258,9 +201,7 @@ Result<std::unique_ptr<Backend>> make_cpu_backend(std::shared_ptr<const Model> m
 Result<std::unique_ptr<Backend>> make_backend(std::string_view name, std::shared_ptr<const Model> model,
                                               BackendOptions opts) {
     if (name == "cpu") return make_cpu_backend(std::move(model), opts);
-    if (name == "gpu")
-        return make_error("the GPU backend is not available: this build of the engine has no GPU backend "
-                          "(no HIP or CUDA device code was compiled in)");
+    if (name == "gpu") return make_gpu_backend(std::move(model), opts);
     return make_error("unknown backend '" + std::string(name) + "' (cpu or gpu)");
 }
 

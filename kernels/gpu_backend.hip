@@ -1,0 +1,600 @@
+// The GPU backend: the engine's Backend over the persistent megakernel. It uploads the weights
+// once, keeps the pass buffers in device memory, gives its KV caches managed pages (host and
+// device address the same cells, so park, poison and copies work unchanged), and runs each
+// pass of the pass plan as ONE megakernel launch: the plan's stages become the kernel's
+// program (mk_model.hpp), level by level.
+#include "arbor_hip.hpp"
+#include "gpu_runtime.hpp"
+#include "mk_launch.hpp"
+#include "mk_model.hpp"
+#include "mk_program.hpp"
+
+#include <arbor/gpu.hpp>
+#include <arbor/quant.hpp>
+
+#include "model/gpu_backend.hpp"
+#include "model/model_weights.hpp"
+#include "model/pass_batch.hpp"
+#include "model/pass_plan.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace arbor {
+namespace {
+
+using gpu::MkPass;
+using gpu::MkStage;
+using gpu::MkW;
+using quant::BlockQ8A;
+
+std::string hip_msg(const char* what, hipError_t e) { return std::string(what) + ": " + hipGetErrorString(e); }
+
+std::string gib(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return b;
+}
+
+// KV pages in managed memory: one address for the host and the device.
+class ManagedPageMemory final : public KvPageMemory {
+public:
+    std::string_view name() const override { return "GPU managed"; }
+    uint8_t* allocate(size_t bytes) override {
+        void* p = nullptr;
+        if (hipMallocManaged(&p, bytes, hipMemAttachGlobal) != hipSuccess) return nullptr;
+        return static_cast<uint8_t*>(p);
+    }
+    void free(uint8_t* p) override { (void)hipFree(p); }
+    void zero(uint8_t* p, size_t bytes) override {
+        (void)hipMemset(p, 0, bytes);
+        (void)hipDeviceSynchronize();
+    }
+    void copy(uint8_t* dst, const uint8_t* src, size_t bytes) override {
+        (void)hipMemcpy(dst, src, bytes, hipMemcpyDefault);
+        (void)hipDeviceSynchronize();
+    }
+    void sync() override { (void)hipDeviceSynchronize(); }
+};
+
+// A device allocation that frees itself; grows on demand (contents are not kept).
+struct DevMem {
+    void* p = nullptr;
+    size_t bytes = 0;
+    DevMem() = default;
+    DevMem(const DevMem&) = delete;
+    DevMem& operator=(const DevMem&) = delete;
+    ~DevMem() {
+        if (p) (void)hipFree(p);
+    }
+    Status reserve(size_t n, const char* what) {
+        if (n <= bytes && p) return {};
+        if (p) (void)hipFree(p);
+        p = nullptr;
+        bytes = 0;
+        const hipError_t e = hipMalloc(&p, std::max<size_t>(n, 256));
+        if (e != hipSuccess) return make_error(hip_msg((std::string("cannot allocate device memory for ") + what).c_str(), e));
+        bytes = std::max<size_t>(n, 256);
+        return {};
+    }
+    template <class T>
+    T* as() const {
+        return static_cast<T*>(p);
+    }
+};
+
+bool gpu_type_supported(TensorType t) {
+    switch (t) {
+    case TensorType::F32: case TensorType::F16: case TensorType::BF16: case TensorType::Q4_0: case TensorType::Q4_1:
+    case TensorType::Q5_0: case TensorType::Q5_1: case TensorType::Q8_0: case TensorType::Q2_K: case TensorType::Q3_K:
+    case TensorType::Q4_K: case TensorType::Q5_K: case TensorType::Q6_K: case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: case TensorType::MXFP4:
+        return true;
+    default: return false;
+    }
+}
+
+size_t weight_bytes(const WeightRef& w) {
+    return std::max(size_t(w.n_mat) * w.mat_bytes, size_t(w.rows) * w.row_bytes);
+}
+
+class GpuBackend final : public Backend {
+public:
+    GpuBackend(std::shared_ptr<const Model> model, BackendOptions opts) : model_(std::move(model)), opts_(std::move(opts)) {}
+    ~GpuBackend() override {
+        if (pass_dev_) (void)hipFree(pass_dev_);
+    }
+
+    Status init();
+
+    std::string_view name() const override { return "gpu"; }
+    std::string device() const override { return device_; }
+    const Model& model() const override { return *model_; }
+    std::shared_ptr<KvCache> make_kv_cache(KvType type, int64_t max_pages) const override {
+        return std::make_shared<KvCache>(model_->config(), type, max_pages, page_mem_);
+    }
+    Status eval(std::span<const BatchEntry> batch, PassLogits* out) override;
+    BackendCounters counters() const override { return counters_; }
+    Status set_profiling(bool on, const std::string& trace_path) override {
+        profile_ = on;
+        trace_path_ = trace_path;
+        return {};
+    }
+    std::vector<std::string> profile_table() const override { return profile_rows_; }
+
+private:
+    Status upload_weights();
+    Status alloc_buffers();
+    Result<MkW> dev_weight(const WeightRef& w) const;
+    const float* dev_vector(const std::vector<float>& v);
+    Status ensure_chunks(int64_t max_chunks);
+    Status run_pass(const PassTokens& pt, float* logits);
+    void build_program(int64_t n_tokens, int64_t n_out, int64_t max_chunks);
+
+    std::shared_ptr<const Model> model_;
+    BackendOptions opts_;
+    std::shared_ptr<KvPageMemory> page_mem_ = std::make_shared<ManagedPageMemory>();
+    gpu::MkRuntime* rt_ = nullptr;
+    std::string device_;
+    plan::PassPlan plan_;
+    BackendCounters counters_;
+    bool profile_ = false;
+    std::string trace_path_;
+    std::vector<std::string> profile_rows_;
+
+    DevMem weights_, vectors_, layers_;
+    std::map<const uint8_t*, size_t> weight_off_;  // host tensor address -> arena offset
+    std::vector<float> vec_host_;                   // staged small vectors
+    std::map<const float*, size_t> vec_off_;        // host vector data -> offset in floats
+    DevMem x_, xn_, xq_, rope_, qkv_, q_, att_, attq_, part_, h_, hq_, router_, ridx_, rw_, rstart_, rpairs_, he_, heq_,
+        logits_, scores_, tok_, pos_, seq_, out_, pages_;
+    MkPass host_pass_{};
+    MkPass* pass_dev_ = nullptr;
+    int64_t max_chunks_cap_ = 0;
+    std::vector<uint8_t*> page_table_;
+    int64_t pages_stride_ = 0;
+    std::vector<MkStage> program_;
+    std::vector<std::string> stage_names_;
+};
+
+Result<MkW> GpuBackend::dev_weight(const WeightRef& w) const {
+    MkW m{};
+    if (!w) return m;
+    auto it = weight_off_.find(w.data);
+    if (it == weight_off_.end()) return make_error("tensor " + w.name + " was not uploaded");
+    m.data = weights_.as<uint8_t>() + it->second;
+    m.row_bytes = w.row_bytes;
+    m.mat_bytes = w.mat_bytes;
+    m.rows = w.rows;
+    m.cols = w.cols;
+    m.type = int(w.type);
+    return m;
+}
+
+const float* GpuBackend::dev_vector(const std::vector<float>& v) {
+    if (v.empty()) return nullptr;
+    auto it = vec_off_.find(v.data());
+    if (it == vec_off_.end()) return nullptr;
+    return vectors_.as<float>() + it->second;
+}
+
+Status GpuBackend::init() {
+    const ModelConfig& c = model_->config();
+    auto devs = gpu_devices();
+    if (!devs) return make_error("the GPU backend is not available: " + devs.message());
+    auto rt = gpu::MkRuntime::get();
+    if (!rt) return make_error("the GPU backend is not available: " + rt.message());
+    rt_ = rt.value();
+    const GpuDevice& d = devs.value()[0];
+    device_ = "GPU 0: " + d.name + " (" + d.arch + ", " + gpu_backend_name() + (d.integrated ? ", integrated" : "") +
+              "), megakernel " + std::to_string(rt_->grid()) + "x" + std::to_string(rt_->block()) +
+              (d.cooperative_launch ? " cooperative" : "");
+    plan_ = plan::build_pass_plan(c, model_->weights());
+    for (const plan::Stage& s : plan_.stages) {
+        switch (s.op) {
+        case plan::Op::Embed: case plan::Op::RopeTable: case plan::Op::RmsNorm: case plan::Op::QkvRope:
+        case plan::Op::Attention: case plan::Op::Quantize: case plan::Op::MatMulAdd: case plan::Op::GatedFfn:
+        case plan::Op::Router: case plan::Op::ExpertGatedFfn: case plan::Op::ExpertDownAdd: case plan::Op::LmHead:
+            break;
+        default:
+            return make_error("the GPU backend does not run the " + c.arch_name + " architecture yet (stage " +
+                              plan::op_name(s.op) + ")");
+        }
+    }
+    if (auto s = upload_weights(); !s) return s;
+    return alloc_buffers();
+}
+
+Status GpuBackend::upload_weights() {
+    const ModelConfig& c = model_->config();
+    const ModelWeights& w = model_->weights();
+    std::vector<const WeightRef*> refs{&w.tok_embd, &w.output};
+    for (const LayerWeights& L : w.layers)
+        for (const WeightRef* r : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down, &L.gate_inp,
+                                   &L.gate_exps, &L.up_exps, &L.down_exps})
+            refs.push_back(r);
+    size_t total = 0;
+    std::vector<const WeightRef*> unique;
+    for (const WeightRef* r : refs) {
+        if (!*r || weight_off_.count(r->data)) continue;
+        if (!gpu_type_supported(r->type))
+        {
+            auto info = tensor_type_info(uint32_t(r->type));
+            return make_error("the GPU backend cannot read tensor " + r->name + " of type " +
+                              (info ? std::string(info->name) : std::to_string(int(r->type))));
+        }
+        weight_off_[r->data] = total;
+        unique.push_back(r);
+        total += (weight_bytes(*r) + 255) / 256 * 256;
+    }
+    // The small vectors: norms, biases, RoPE frequencies.
+    auto stage_vec = [&](const std::vector<float>& v) {
+        if (v.empty() || vec_off_.count(v.data())) return;
+        vec_off_[v.data()] = vec_host_.size();
+        vec_host_.insert(vec_host_.end(), v.begin(), v.end());
+        while (vec_host_.size() % 64) vec_host_.push_back(0.0f);
+    };
+    stage_vec(w.output_norm);
+    stage_vec(w.rope_freq);
+    for (const LayerWeights& L : w.layers)
+        for (const std::vector<float>* v : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm, &L.bq, &L.bk, &L.bv})
+            stage_vec(*v);
+
+    size_t free_b = 0, total_b = 0;
+    if (hipMemGetInfo(&free_b, &total_b) == hipSuccess) {
+        const double need = double(total) + double(vec_host_.size()) * 4 + 256.0 * 1024 * 1024;  // + buffers, roughly
+        if (need > double(free_b))
+            return make_error("the model does not fit on the GPU: its weights need " + gib(double(total)) + ", the device has " +
+                              gib(double(free_b)) + " free of " + gib(double(total_b)));
+    }
+    if (auto s = weights_.reserve(total, "the weights"); !s) return s;
+    int integrated = 0;
+    (void)hipDeviceGetAttribute(&integrated, hipDeviceAttributeIntegrated, 0);
+    const long page = sysconf(_SC_PAGESIZE);
+    const size_t step = size_t(64) << 20;
+    int64_t done = 0;
+    if (opts_.on_upload) opts_.on_upload(0, int64_t(total));
+    for (const WeightRef* r : unique) {
+        const size_t n = weight_bytes(*r);
+        for (size_t at = 0; at < n; at += step) {
+            const size_t len = std::min(step, n - at);
+            const hipError_t e = hipMemcpy(weights_.as<uint8_t>() + weight_off_[r->data] + at, r->data + at, len, hipMemcpyHostToDevice);
+            if (e != hipSuccess) return make_error(hip_msg(("cannot upload tensor " + r->name).c_str(), e));
+            done += int64_t(len);
+            if (opts_.on_upload) opts_.on_upload(done, int64_t(total));
+        }
+        // On an integrated GPU the device copy lives in the same memory as the mapping: drop
+        // the mapped pages again so the weights are not held twice.
+        if (integrated && page > 0) {
+            const uintptr_t b = (reinterpret_cast<uintptr_t>(r->data) + uintptr_t(page) - 1) / uintptr_t(page) * uintptr_t(page);
+            const uintptr_t e = (reinterpret_cast<uintptr_t>(r->data) + n) / uintptr_t(page) * uintptr_t(page);
+            if (e > b) (void)madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+        }
+    }
+    if (auto s = vectors_.reserve(vec_host_.size() * 4, "the norm vectors"); !s) return s;
+    if (!vec_host_.empty())
+        if (hipMemcpy(vectors_.p, vec_host_.data(), vec_host_.size() * 4, hipMemcpyHostToDevice) != hipSuccess)
+            return make_error("cannot upload the norm vectors");
+
+    std::vector<gpu::MkLayerW> lw(w.layers.size());
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+        const LayerWeights& L = w.layers[i];
+        gpu::MkLayerW& o = lw[i];
+        const std::pair<gpu::MkW*, const WeightRef*> mats[] = {
+            {&o.wq, &L.wq}, {&o.wk, &L.wk}, {&o.wv, &L.wv}, {&o.wo, &L.wo}, {&o.gate, &L.ffn_gate}, {&o.up, &L.ffn_up},
+            {&o.down, &L.ffn_down}, {&o.gate_inp, &L.gate_inp}, {&o.gate_exps, &L.gate_exps}, {&o.up_exps, &L.up_exps},
+            {&o.down_exps, &L.down_exps}};
+        for (const auto& [dst, src] : mats) {
+            auto m = dev_weight(*src);
+            if (!m) return m.error();
+            *dst = m.value();
+        }
+        o.attn_norm = dev_vector(L.attn_norm);
+        o.ffn_norm = dev_vector(L.ffn_norm);
+        o.q_norm = c.qk_norm ? dev_vector(L.q_norm) : nullptr;
+        o.k_norm = c.qk_norm ? dev_vector(L.k_norm) : nullptr;
+        o.bq = dev_vector(L.bq);
+        o.bk = dev_vector(L.bk);
+        o.bv = dev_vector(L.bv);
+    }
+    if (auto s = layers_.reserve(lw.size() * sizeof(gpu::MkLayerW), "the layer table"); !s) return s;
+    if (hipMemcpy(layers_.p, lw.data(), lw.size() * sizeof(gpu::MkLayerW), hipMemcpyHostToDevice) != hipSuccess)
+        return make_error("cannot upload the layer table");
+
+    MkPass& P = host_pass_;
+    P.d.n_embd = c.n_embd;
+    P.d.n_head = c.n_head;
+    P.d.n_head_kv = c.n_head_kv;
+    P.d.hd_k = c.head_dim_k;
+    P.d.hd_v = c.head_dim_v;
+    P.d.n_rot = c.n_rot;
+    P.d.n_ff = c.n_ff;
+    P.d.n_vocab = c.n_vocab;
+    P.d.n_expert = c.n_expert;
+    P.d.n_used = c.n_expert_used;
+    P.d.n_ff_exp = c.n_ff_exp;
+    P.d.rms_eps = c.rms_eps;
+    P.d.attn_scale = c.attn_scale;
+    P.d.rope_mscale = w.rope_mscale;
+    P.d.rope_neox = c.rope_style == RopeStyle::Neox;
+    P.d.qk_norm = c.qk_norm;
+    P.d.norm_topk = c.expert_weights_norm;
+    P.layers = layers_.as<gpu::MkLayerW>();
+    auto te = dev_weight(w.tok_embd);
+    auto out = dev_weight(w.output);
+    if (!te) return te.error();
+    if (!out) return out.error();
+    P.tok_embd = te.value();
+    P.output = out.value();
+    P.output_norm = dev_vector(w.output_norm);
+    P.rope_freq = dev_vector(w.rope_freq);
+    return {};
+}
+
+Status GpuBackend::alloc_buffers() {
+    const ModelConfig& c = model_->config();
+    const size_t T = size_t(opts_.max_batch_tokens), K = size_t(std::max<int64_t>(c.n_expert_used, 1));
+    const size_t E = size_t(std::max<int64_t>(c.n_expert, 1));
+    const size_t qkv_w = size_t(c.n_head * c.head_dim_k + c.n_head_kv * (c.head_dim_k + c.head_dim_v));
+    const size_t att_w = size_t(c.n_head * c.head_dim_v);
+    const size_t group = size_t(c.n_head / c.n_head_kv);
+    struct A {
+        DevMem* m;
+        size_t bytes;
+        const char* what;
+    };
+    const A allocs[] = {
+        {&x_, T * size_t(c.n_embd) * 4, "the residual"},
+        {&xn_, T * size_t(c.n_embd) * 4, "the normalised rows"},
+        {&xq_, T * size_t(c.n_embd / 32 + 1) * sizeof(BlockQ8A), "the Q8A rows"},
+        {&rope_, T * size_t(c.n_rot + 2) * 4, "the RoPE table"},
+        {&qkv_, T * qkv_w * 4, "the projections"},
+        {&q_, T * size_t(c.n_head * c.head_dim_k) * 4, "the queries"},
+        {&att_, T * att_w * 4, "the attention output"},
+        {&attq_, T * (att_w / 32 + 1) * sizeof(BlockQ8A), "the attention Q8A"},
+        {&h_, T * size_t(std::max<int64_t>(c.n_ff, 1)) * 4, "the FFN activations"},
+        {&hq_, T * size_t(c.n_ff / 32 + 1) * sizeof(BlockQ8A), "the FFN Q8A"},
+        {&router_, T * E * 4, "the router"},
+        {&ridx_, T * K * 4, "the routes"},
+        {&rw_, T * K * 4, "the route weights"},
+        {&rstart_, (E + 1) * 4, "the expert lists"},
+        {&rpairs_, T * K * 4, "the expert lists"},
+        {&he_, T * K * size_t(std::max<int64_t>(c.n_ff_exp, 1)) * 4, "the expert activations"},
+        {&heq_, T * K * size_t(c.n_ff_exp / 32 + 1) * sizeof(BlockQ8A), "the expert Q8A"},
+        {&logits_, T * size_t(c.n_vocab) * 4, "the logits"},
+        {&scores_, size_t(rt_->grid()) * size_t(rt_->block() / 32) * group * size_t(kKvPageCells) * 4, "attention scratch"},
+        {&tok_, T * 4, "the tokens"},
+        {&pos_, T * 4, "the positions"},
+        {&seq_, T * 4, "the sequence ids"},
+        {&out_, T * 4, "the output rows"},
+    };
+    for (const A& a : allocs)
+        if (auto s = a.m->reserve(a.bytes, a.what); !s) return s;
+    MkPass& P = host_pass_;
+    P.x = x_.as<float>();
+    P.xn = xn_.as<float>();
+    P.xq = xq_.as<BlockQ8A>();
+    P.rope = rope_.as<float>();
+    P.qkv = qkv_.as<float>();
+    P.q = q_.as<float>();
+    P.att = att_.as<float>();
+    P.attq = attq_.as<BlockQ8A>();
+    P.h = h_.as<float>();
+    P.hq = hq_.as<BlockQ8A>();
+    P.router = router_.as<float>();
+    P.route_idx = ridx_.as<int>();
+    P.route_w = rw_.as<float>();
+    P.route_start = rstart_.as<int>();
+    P.route_pairs = rpairs_.as<int>();
+    P.he = he_.as<float>();
+    P.heq = heq_.as<BlockQ8A>();
+    P.logits = logits_.as<float>();
+    P.scores = scores_.as<float>();
+    P.score_group = int64_t(group);
+    P.token = tok_.as<int>();
+    P.pos = pos_.as<int>();
+    P.seq = seq_.as<int>();
+    P.out_token = out_.as<int>();
+    if (hipMalloc(reinterpret_cast<void**>(&pass_dev_), sizeof(MkPass)) != hipSuccess)
+        return make_error("cannot allocate the pass block");
+    return ensure_chunks(1);
+}
+
+Status GpuBackend::ensure_chunks(int64_t max_chunks) {
+    if (max_chunks <= max_chunks_cap_) return {};
+    const ModelConfig& c = model_->config();
+    const size_t group = size_t(c.n_head / c.n_head_kv);
+    const size_t bytes = size_t(opts_.max_batch_tokens) * size_t(c.n_head_kv) * size_t(max_chunks) * group *
+                         size_t(c.head_dim_v + 2) * 4;
+    if (auto s = part_.reserve(bytes, "the attention chunks"); !s) return s;
+    host_pass_.attn_part = part_.as<float>();
+    max_chunks_cap_ = max_chunks;
+    return {};
+}
+
+// The program of one pass: each plan level becomes one or more kernel levels (a stage whose
+// GPU form needs an inner barrier, such as the projections before their RoPE, takes two).
+void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
+    const ModelConfig& c = model_->config();
+    program_.clear();
+    stage_names_.clear();
+    const int64_t K = c.n_expert_used, E = c.n_expert;
+    const int64_t qkv_rows = c.n_head * c.head_dim_k + c.n_head_kv * (c.head_dim_k + c.head_dim_v);
+    struct Step {
+        int op;
+        int64_t items;
+        gpu::MkModelStage a;
+        std::string name;
+    };
+    int gl = 0;
+    size_t i = 0;
+    while (i < plan_.stages.size()) {
+        const int lv = plan_.stages[i].level;
+        std::vector<std::vector<Step>> per;
+        for (; i < plan_.stages.size() && plan_.stages[i].level == lv; ++i) {
+            const plan::Stage& s = plan_.stages[i];
+            gpu::MkModelStage a{};
+            a.pass = pass_dev_;
+            a.layer = s.layer;
+            a.quantize_out = s.quantize_out;
+            a.outputs_only = s.outputs_only;
+            a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
+            a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
+            if (s.weight) a.w = dev_weight(*s.weight).value();
+            const std::string nm = std::string(plan::op_name(s.op)) + (s.layer >= 0 ? " L" + std::to_string(s.layer) : "");
+            std::vector<Step> st;
+            auto q_step = [&](int buf, int64_t rows) {
+                gpu::MkModelStage b = a;
+                b.buf = buf;
+                st.push_back({gpu::kOpQuantize, rows, b, nm + " q8a"});
+            };
+            switch (s.op) {
+            case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, nm}); break;
+            case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, nm}); break;
+            case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, nm}); break;
+            case plan::Op::QkvRope:
+                st.push_back({gpu::kOpQkvDots, qkv_rows, a, nm + " dots"});
+                st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, nm + " norm+rope"});
+                break;
+            case plan::Op::Attention:
+                st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, nm + " chunks"});
+                st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, nm + " combine"});
+                break;
+            case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
+            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, s.weight->rows, a, nm}); break;
+            case plan::Op::GatedFfn:
+                st.push_back({gpu::kOpGatedFfn, c.n_ff, a, nm});
+                if (s.quantize_out) q_step(gpu::kBufH, T);
+                break;
+            case plan::Op::Router: {
+                gpu::MkModelStage r = a;
+                r.w = dev_weight(model_->weights().layers[size_t(s.layer)].gate_inp).value();
+                r.out_buf = gpu::kBufRouter;
+                st.push_back({gpu::kOpMatMulStore, E, r, nm + " logits"});
+                st.push_back({gpu::kOpRouterSelect, T, a, nm + " top-k"});
+                st.push_back({gpu::kOpExpertRoutes, 1, a, nm + " lists"});
+                break;
+            }
+            case plan::Op::ExpertGatedFfn:
+                st.push_back({gpu::kOpExpertGatedFfn, E * c.n_ff_exp, a, nm});
+                if (s.quantize_out) q_step(gpu::kBufHE, T * K);
+                break;
+            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, c.n_embd, a, nm}); break;
+            case plan::Op::LmHead: {
+                gpu::MkModelStage h = a;
+                h.out_buf = gpu::kBufLogits;
+                st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : c.n_vocab, h, nm});
+                break;
+            }
+            default: break;  // refused at init
+            }
+            per.push_back(std::move(st));
+        }
+        size_t depth = 0;
+        for (const auto& st : per) depth = std::max(depth, st.size());
+        for (size_t k = 0; k < depth; ++k)
+            for (const auto& st : per) {
+                if (k >= st.size()) continue;
+                MkStage m{};
+                m.op = st[k].op;
+                m.level = gl + int(k);
+                m.items = st[k].items;
+                m.model = st[k].a;
+                program_.push_back(m);
+                stage_names_.push_back(st[k].name);
+            }
+        gl += int(depth);
+    }
+}
+
+Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
+    const ModelConfig& c = model_->config();
+    const int64_t T = int64_t(pt.tok.size()), n_out = int64_t(pt.out.size());
+    int64_t max_pos = 0;
+    for (int32_t p : pt.pos) max_pos = std::max<int64_t>(max_pos, p);
+    const int64_t MC = max_pos / kKvPageCells + 1;
+    if (auto s = ensure_chunks(MC); !s) return s;
+    MkPass& P = host_pass_;
+    P.n_tokens = T;
+    P.n_out = n_out;
+    P.max_chunks = MC;
+    P.pages = pages_.as<uint8_t*>();
+    P.pages_stride = pages_stride_;
+    struct Up {
+        void* dst;
+        const void* src;
+        size_t n;
+    };
+    const Up ups[] = {{tok_.p, pt.tok.data(), size_t(T) * 4}, {pos_.p, pt.pos.data(), size_t(T) * 4},
+                      {seq_.p, pt.seq.data(), size_t(T) * 4}, {out_.p, pt.out.data(), size_t(n_out) * 4},
+                      {pass_dev_, &P, sizeof(MkPass)}};
+    for (const Up& u : ups)
+        if (u.n && hipMemcpy(u.dst, u.src, u.n, hipMemcpyHostToDevice) != hipSuccess)
+            return make_error("cannot upload the pass's tokens");
+    build_program(T, n_out, MC);
+    gpu::RunOptions ro;
+    ro.timeout_s = opts_.gpu_wait_timeout_s;
+    ro.watchdog_s = opts_.gpu_watchdog_s;
+    ro.profile = profile_;
+    ro.trace_path = trace_path_;
+    if (profile_) ro.stage_names = stage_names_;
+    gpu::LaunchInfo info;
+    if (auto s = rt_->run(program_, ro, &info); !s) return s;
+    ++counters_.passes;
+    counters_.launches += info.launches;
+    counters_.device_ms += info.ms;
+    if (profile_) profile_rows_ = info.profile_rows;
+    if (n_out > 0) {
+        const hipError_t e = hipMemcpy(logits, logits_.p, size_t(n_out) * size_t(c.n_vocab) * 4, hipMemcpyDeviceToHost);
+        if (e != hipSuccess) return make_error(hip_msg("cannot download the logits", e));
+    }
+    return {};
+}
+
+Status GpuBackend::eval(std::span<const BatchEntry> batch, PassLogits* out) {
+    for (size_t i = 0; i < batch.size(); ++i)
+        if (batch[i].seq && &batch[i].seq->cache().memory() != page_mem_.get() &&
+            batch[i].seq->cache().memory().name() != page_mem_->name())
+            return make_error("batch entry " + std::to_string(i) +
+                              ": its KV cache lives in host memory; make GPU caches with the GPU backend's make_kv_cache");
+    auto prepared = [&]() -> Status {
+        int64_t stride = 1;
+        for (const BatchEntry& e : batch) stride = std::max<int64_t>(stride, int64_t(e.seq->pages().size()));
+        pages_stride_ = stride;
+        page_table_.assign(batch.size() * size_t(stride), nullptr);
+        for (size_t i = 0; i < batch.size(); ++i)
+            for (size_t pg = 0; pg < batch[i].seq->pages().size(); ++pg)
+                page_table_[i * size_t(stride) + pg] = batch[i].seq->page_data(int64_t(pg));
+        if (auto s = pages_.reserve(page_table_.size() * sizeof(uint8_t*), "the page table"); !s) return s;
+        if (!page_table_.empty() &&
+            hipMemcpy(pages_.p, page_table_.data(), page_table_.size() * sizeof(uint8_t*), hipMemcpyHostToDevice) != hipSuccess)
+            return make_error("cannot upload the page table");
+        if (!batch.empty()) {
+            const KvLayout& l = batch[0].seq->cache().layout();
+            host_pass_.d.kv_elem_bytes = l.elem_bytes;
+            host_pass_.d.kv_layer_bytes = l.layer_bytes();
+        }
+        return {};
+    };
+    return run_batch(model_->config(), batch, opts_.max_batch_tokens, out, prepared,
+                     [&](const PassTokens& p, float* logits) { return run_pass(p, logits); });
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_gpu_backend(std::shared_ptr<const Model> model, BackendOptions opts) {
+    if (!model) return make_error("no model");
+    if (opts.max_batch_tokens < 1 || opts.max_batch_tokens > 65536)
+        return make_error("max_batch_tokens must be between 1 and 65536");
+    auto b = std::make_unique<GpuBackend>(std::move(model), std::move(opts));
+    if (auto s = b->init(); !s) return s.error();
+    return std::unique_ptr<Backend>(std::move(b));
+}
+
+}  // namespace arbor

@@ -1,0 +1,134 @@
+// The model pass as the megakernel sees it: the device copy of the weights' addresses, the
+// model's dimensions, the pass buffers and the tokens of the current pass. Shared by host and
+// device code; plain data only. The host backend (gpu_backend.hip) keeps one MkPass in device
+// memory and rewrites its per-pass part before each launch.
+//
+// The GPU decomposes the pass plan's stages into its own work items (one warp per matmul row,
+// per (kv head, token, chunk) of attention, ...), but every output element is computed by the
+// same element and combine functions as the CPU (numerics.hpp, quant_blocks.hpp), in the same
+// order, so the bits are the CPU's.
+#pragma once
+
+#include <cstdint>
+
+namespace arbor::quant {
+struct BlockQ8A;
+}
+
+namespace arbor::gpu {
+
+// A matrix (or a stack of expert matrices) in device memory.
+struct MkW {
+    const uint8_t* data;
+    unsigned long long row_bytes;
+    unsigned long long mat_bytes;
+    long long rows;
+    long long cols;
+    int type;  // arbor::TensorType
+    int pad;
+};
+
+struct MkLayerW {
+    MkW wq, wk, wv, wo;
+    MkW gate, up, down;                        // dense FFN
+    MkW gate_inp, gate_exps, up_exps, down_exps;  // experts
+    const float* attn_norm;
+    const float* ffn_norm;
+    const float* q_norm;  // null without qk norm
+    const float* k_norm;
+    const float* bq;      // null without biases
+    const float* bk;
+    const float* bv;
+};
+
+struct MkDims {
+    long long n_embd, n_head, n_head_kv, hd_k, hd_v, n_rot, n_ff, n_vocab;
+    long long n_expert, n_used, n_ff_exp;
+    float rms_eps, attn_scale, rope_mscale;
+    int rope_neox;
+    int qk_norm;
+    int norm_topk;
+    // KV page layout (arbor/kv_cache.hpp): per layer the K block [n_head_kv][256][hd_k], then
+    // the V block [n_head_kv][256][hd_v], elements of elem_bytes (2: IEEE half, 4: float).
+    long long kv_elem_bytes;
+    unsigned long long kv_layer_bytes;
+};
+
+struct MkPass {
+    MkDims d;
+    const MkLayerW* layers;
+    MkW tok_embd;
+    MkW output;
+    const float* output_norm;
+    const float* rope_freq;  // [n_rot/2]
+
+    // The current pass.
+    long long n_tokens;
+    long long n_out;
+    long long max_chunks;        // attention chunks of the longest sequence in the pass
+    const int* token;            // [T]
+    const int* pos;              // [T]
+    const int* seq;              // [T] index into pages
+    const int* out_token;        // [n_out]
+    uint8_t* const* pages;       // [n_seq][pages_stride] page addresses
+    long long pages_stride;
+
+    // Buffers (device memory, sized for max_batch_tokens).
+    float* x;          // [T][n_embd]
+    float* xn;         // [T][n_embd]
+    quant::BlockQ8A* xq;
+    float* rope;       // [T][n_rot/2][2]
+    float* qkv;        // [T][n_head*hd_k + n_head_kv*(hd_k + hd_v)] raw projections
+    float* q;          // [T][n_head*hd_k]
+    float* att;        // [T][n_head*hd_v]
+    quant::BlockQ8A* attq;
+    float* attn_part;  // [T][n_head_kv][max_chunks][group][hd_v + 2]
+    float* h;          // [T][n_ff]
+    quant::BlockQ8A* hq;
+    float* router;     // [T][n_expert] logits, then probabilities
+    int* route_idx;    // [T][k]
+    float* route_w;    // [T][k]
+    int* route_start;  // [n_expert + 1]
+    int* route_pairs;  // [T*k]
+    float* he;         // [T][k][n_ff_exp]
+    quant::BlockQ8A* heq;
+    float* logits;     // [n_out][n_vocab]
+    float* scores;     // [warps][group][256] per-warp attention scratch
+    long long score_group;  // group rounded, the scratch's middle dimension
+};
+
+// Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
+enum MkModelOp : int {
+    kOpEmbed = 10,          // X[t] = decoded embedding row                      items: T
+    kOpRopeTable = 11,      // Rope[t]                                           items: T
+    kOpRmsNorm = 12,        // XN[row] = rmsnorm(X[t]) * w (+ XQ)                items: T or n_out
+    kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows
+    kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
+    kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks
+    kOpAttnCombine = 16,    // chunks of (g, t) combined in order (+ AttQ)       items: n_kv * T
+    kOpQuantize = 17,       // Q8A blocks of a buffer's rows                     items: rows
+    kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows
+    kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
+    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows
+    kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
+    kOpExpertRoutes = 22,   // per-expert (token, slot) lists in token order     items: 1
+    kOpExpertGatedFfn = 23, // HE rows of expert e for its pairs                 items: n_expert * n_ff_exp
+    kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd
+};
+
+// Which buffer a stage reads (MkModelStage::buf).
+enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 4, kBufLogits = 5 };
+
+struct MkModelStage {
+    const MkPass* pass;  // device address
+    int layer;
+    int buf;             // input (MatMul*) or the quantized buffer (Quantize)
+    int out_buf;         // MatMulStore: kBufRouter or kBufLogits
+    int quantize_out;
+    int outputs_only;
+    int pad;
+    const float* norm;   // RmsNorm weight
+    MkW w;               // MatMulAdd / MatMulStore
+};
+
+}  // namespace arbor::gpu

@@ -1,0 +1,414 @@
+// Device work items of the model stages (mk_model.hpp's ops). Each item is run by one warp;
+// every output element goes through the element and combine functions of numerics.hpp and
+// quant_blocks.hpp in the CPU's order (engine/src/model/cpu_stage_*.cpp), so it has the CPU's
+// bits. Sequential reductions of the contract (softmax sums, attention chunk sums, the
+// chunk-max scan) run in lane 0; lane-parallel parts are those whose elements are independent.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_dot.hpp"
+#include "mk_model.hpp"
+#include "model/numerics.hpp"
+
+namespace arbor::gpu {
+
+namespace mkm {
+
+using quant::BlockQ8A;
+namespace qb = quant::blocks;
+
+constexpr int kChunk = num::kAttnChunk;
+
+__device__ inline float bcast(float v) { return __shfl(v, 0); }
+
+// dot_lanes(a, b, n) with lane j holding elements j, j+32, ...: the contract's 32 lanes.
+__device__ inline float warp_dot_lanes(const float* a, const float* b, long long n, int lane) {
+    float acc = 0.0f;
+    for (long long i = lane; i < n; i += 32) acc = fmaf(a[i], b[i], acc);
+    return bcast(warp_combine(acc));
+}
+
+// Q8A blocks of y[0..n) (n a multiple of 32) into q, one block per lane. Call after a syncwarp.
+__device__ inline void warp_quantize(const float* y, long long n, BlockQ8A* q, int lane) {
+    for (long long b = lane; b < n / 32; b += 32) q[b].d = qb::q8a_quantize32(y + 32 * b, q[b].q, &q[b].sum);
+}
+
+template <class Fmt>
+__device__ inline void decode_row(const uint8_t* row, long long n, float* y, int lane) {
+    for (long long sb = lane; sb < n / 32; sb += 32)
+        Fmt::decode(row + (sb / Fmt::kSubs) * Fmt::kBytes, static_cast<int>(sb % Fmt::kSubs), y + 32 * sb);
+}
+
+__device__ inline void warp_decode_row(int type, const uint8_t* row, long long n, float* y, int lane) {
+    using namespace qb;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::F32:
+        for (long long i = lane; i < n; i += 32) y[i] = bits_f32(ld32(row + 4 * i));
+        break;
+    case TensorType::F16:
+        for (long long i = lane; i < n; i += 32) y[i] = fp16_to_f32(ld16(row + 2 * i));
+        break;
+    case TensorType::BF16:
+        for (long long i = lane; i < n; i += 32) y[i] = bf16_to_f32(ld16(row + 2 * i));
+        break;
+    case TensorType::Q4_0: decode_row<Q4_0>(row, n, y, lane); break;
+    case TensorType::Q4_1: decode_row<Q4_1>(row, n, y, lane); break;
+    case TensorType::Q5_0: decode_row<Q5_0>(row, n, y, lane); break;
+    case TensorType::Q5_1: decode_row<Q5_1>(row, n, y, lane); break;
+    case TensorType::Q8_0: decode_row<Q8_0>(row, n, y, lane); break;
+    case TensorType::Q2_K: decode_row<Q2_K>(row, n, y, lane); break;
+    case TensorType::Q3_K: decode_row<Q3_K>(row, n, y, lane); break;
+    case TensorType::Q4_K: decode_row<Q4_K>(row, n, y, lane); break;
+    case TensorType::Q5_K: decode_row<Q5_K>(row, n, y, lane); break;
+    case TensorType::Q6_K: decode_row<Q6_K>(row, n, y, lane); break;
+    case TensorType::IQ4_NL: decode_row<IQ4_NL>(row, n, y, lane); break;
+    case TensorType::IQ4_XS: decode_row<IQ4_XS>(row, n, y, lane); break;
+    case TensorType::MXFP4: decode_row<MXFP4>(row, n, y, lane); break;
+    default:
+        for (long long i = lane; i < n; i += 32) y[i] = __int_as_float(0x7fc00000);
+        break;
+    }
+}
+
+__device__ inline const uint8_t* wrow(const MkW& w, long long r, long long m = 0) {
+    return w.data + static_cast<unsigned long long>(m) * w.mat_bytes + static_cast<unsigned long long>(r) * w.row_bytes;
+}
+
+// Row dot of W row `row` with activation row t of the stage's input (lane 0 holds it).
+__device__ inline float dot_in(const MkW& w, const uint8_t* row, const float* x, const BlockQ8A* xq, long long t,
+                               long long width, int lane) {
+    return warp_dot_row(w.type, row, x + t * width, xq ? xq + t * (width / 32) : nullptr, width, lane);
+}
+
+struct In {
+    const float* x;
+    const BlockQ8A* xq;
+    long long width;
+};
+
+__device__ inline In stage_in(const MkPass& P, int buf) {
+    const MkDims& d = P.d;
+    switch (buf) {
+    case kBufAtt: return {P.att, P.attq, d.n_head * d.hd_v};
+    case kBufH: return {P.h, P.hq, d.n_ff};
+    case kBufHE: return {P.he, P.heq, d.n_ff_exp};
+    default: return {P.xn, P.xq, d.n_embd};
+    }
+}
+
+__device__ inline uint8_t* kv_cell(const MkPass& P, long long t, int layer, long long head, long long cell, bool v) {
+    const MkDims& d = P.d;
+    uint8_t* page = P.pages[static_cast<long long>(P.seq[t]) * P.pages_stride + cell / kChunk];
+    const long long eb = d.kv_elem_bytes;
+    unsigned long long off = static_cast<unsigned long long>(layer) * d.kv_layer_bytes;
+    if (v) off += static_cast<unsigned long long>(d.n_head_kv * kChunk * d.hd_k * eb + head * kChunk * d.hd_v * eb);
+    else off += static_cast<unsigned long long>(head * kChunk * d.hd_k * eb);
+    return page + off + static_cast<unsigned long long>((cell % kChunk) * (v ? d.hd_v : d.hd_k) * eb);
+}
+
+__device__ inline float kv_at(const uint8_t* row, long long eb, long long i) {
+    return eb == 4 ? qb::bits_f32(qb::ld32(row + 4 * i)) : qb::fp16_to_f32(qb::ld16(row + 2 * i));
+}
+
+}  // namespace mkm
+
+__device__ inline void mk_embed(const MkPass& P, long long t, int lane) {
+    const MkW& e = P.tok_embd;
+    mkm::warp_decode_row(e.type, mkm::wrow(e, P.token[t]), P.d.n_embd, P.x + t * P.d.n_embd, lane);
+}
+
+__device__ inline void mk_rope_table(const MkPass& P, long long t, int lane) {
+    const long long half = P.d.n_rot / 2;
+    float* out = P.rope + t * half * 2;
+    for (long long i = lane; i < half; i += 32)
+        num::rope_cs(P.pos[t], P.rope_freq[i], P.d.rope_mscale, &out[2 * i], &out[2 * i + 1]);
+}
+
+__device__ inline void mk_rms_norm(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const long long n = P.d.n_embd;
+    const long long t = s.outputs_only ? P.out_token[item] : item;
+    const float* x = P.x + t * n;
+    float* y = P.xn + item * n;
+    const float scale = num::rms_scale(mkm::warp_dot_lanes(x, x, n, lane), static_cast<int>(n), P.d.rms_eps);
+    for (long long i = lane; i < n; i += 32) y[i] = num::mul_rn(num::mul_rn(x[i], scale), s.norm[i]);
+    if (s.quantize_out) {
+        arbor_syncwarp();
+        mkm::warp_quantize(y, n, P.xq + item * (n / 32), lane);
+    }
+}
+
+__device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long long row, int lane) {
+    const mkm::In in = mkm::stage_in(P, s.buf);
+    mkm::warp_quantize(in.x + row * in.width, in.width, const_cast<quant::BlockQ8A*>(in.xq) + row * (in.width / 32), lane);
+}
+
+__device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
+    const float* bias = r < nq ? L.bq : r < nq + nk ? L.bk : L.bv;
+    const long long rr = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
+    const uint8_t* row = mkm::wrow(w, rr);
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        float v = mkm::dot_in(w, row, P.xn, P.xq, t, d.n_embd, lane);
+        if (lane == 0) {
+            if (bias) v = num::add_rn(v, bias[rr]);
+            P.qkv[t * R + r] = v;
+        }
+    }
+}
+
+// Item hi * T + t: head hi of [Q heads | K heads | V heads] for token t.
+__device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long T = P.n_tokens, hi = item / T, t = item % T;
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const int kind = hi < d.n_head ? 0 : hi < d.n_head + d.n_head_kv ? 1 : 2;
+    const long long head = kind == 0 ? hi : kind == 1 ? hi - d.n_head : hi - d.n_head - d.n_head_kv;
+    const long long hd = kind == 2 ? d.hd_v : d.hd_k;
+    float* v = P.qkv + t * R + (kind == 0 ? head * d.hd_k : kind == 1 ? nq + head * d.hd_k : nq + nk + head * d.hd_v);
+    if (kind != 2) {
+        if (d.qk_norm) {
+            const float* nw = kind == 0 ? L.q_norm : L.k_norm;
+            const float scale = num::rms_scale(mkm::warp_dot_lanes(v, v, hd, lane), static_cast<int>(hd), d.rms_eps);
+            arbor_syncwarp();
+            for (long long i = lane; i < hd; i += 32) v[i] = num::mul_rn(num::mul_rn(v[i], scale), nw[i]);
+            arbor_syncwarp();
+        }
+        const long long half = d.n_rot / 2;
+        const float* cs = P.rope + t * half * 2;
+        for (long long i = lane; i < half; i += 32) {
+            float* a = d.rope_neox ? &v[i] : &v[2 * i];
+            float* b = d.rope_neox ? &v[i + half] : &v[2 * i + 1];
+            num::rope_pair(a, b, cs[2 * i], cs[2 * i + 1]);
+        }
+        arbor_syncwarp();
+    }
+    if (kind == 0) {
+        float* q = P.q + t * nq + head * d.hd_k;
+        for (long long i = lane; i < hd; i += 32) q[i] = v[i];
+        return;
+    }
+    uint8_t* cell = mkm::kv_cell(P, t, s.layer, head, P.pos[t], kind == 2);
+    if (d.kv_elem_bytes == 4) {
+        for (long long i = lane; i < hd; i += 32) reinterpret_cast<float*>(cell)[i] = v[i];
+    } else {
+        for (long long i = lane; i < hd; i += 32) {
+            const uint16_t h = quant::blocks::f32_to_fp16(v[i]);
+            cell[2 * i] = static_cast<uint8_t>(h & 0xff);
+            cell[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+        }
+    }
+}
+
+// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
+// for token t (numerics.hpp's chunk contract). Writes o[hd_v], m, l per head into attn_part.
+__device__ inline void mk_attn_chunk(const MkPass& P, const MkModelStage& s, long long item, long long gwarp, int lane) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
+    const long long pos = P.pos[t];
+    if (ch > pos / mkm::kChunk) return;
+    const long long group = d.n_head / d.n_head_kv, hdk = d.hd_k, hdv = d.hd_v, eb = d.kv_elem_bytes;
+    const long long first = ch * mkm::kChunk;
+    const long long n = (pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
+    const float* q = P.q + t * d.n_head * hdk + g * group * hdk;
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
+    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+    float* sc = P.scores + gwarp * P.score_group * mkm::kChunk;
+    for (long long j = 0; j < n; ++j) {
+        const uint8_t* krow = k0 + j * hdk * eb;
+        for (long long h = 0; h < group; ++h) {
+            const float* qh = q + h * hdk;
+            float acc = 0.0f;
+            for (long long i = lane; i < hdk; i += 32) acc = fmaf(qh[i], mkm::kv_at(krow, eb, i), acc);
+            acc = warp_combine(acc);
+            if (lane == 0) sc[h * mkm::kChunk + j] = num::mul_rn(acc, d.attn_scale);
+        }
+    }
+    arbor_syncwarp();
+    float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+    for (long long h = 0; h < group; ++h) {
+        float* e = sc + h * mkm::kChunk;
+        float m = e[0];
+        for (long long j = 1; j < n; ++j)
+            if (e[j] > m) m = e[j];
+        arbor_syncwarp();
+        for (long long j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        arbor_syncwarp();
+        float* r = part + h * (hdv + 2);
+        if (lane == 0) {
+            float l = 0.0f;
+            for (long long j = 0; j < n; ++j) l = num::add_rn(l, e[j]);
+            r[hdv] = m;
+            r[hdv + 1] = l;
+        }
+        for (long long dd = lane; dd < hdv; dd += 32) {
+            float o = 0.0f;
+            for (long long j = 0; j < n; ++j) o = fmaf(e[j], mkm::kv_at(v0 + j * hdv * eb, eb, dd), o);
+            r[dd] = o;
+        }
+    }
+    arbor_syncwarp();
+}
+
+// Item g * T + t: the chunks of (g, t) combined in chunk order.
+__device__ inline void mk_attn_combine(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / T, t = item % T;
+    const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v, stride = hdv + 2;
+    const long long n_chunks = P.pos[t] / mkm::kChunk + 1;
+    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
+    const long long att_w = d.n_head * hdv;
+    float* out = P.att + t * att_w + g * group * hdv;
+    for (long long h = 0; h < group; ++h) {
+        float M = part[h * stride + hdv];
+        for (long long ch = 1; ch < n_chunks; ++ch) {
+            const float m = part[(ch * group + h) * stride + hdv];
+            if (m > M) M = m;
+        }
+        float L = 0.0f;
+        for (long long ch = 0; ch < n_chunks; ++ch) {
+            const float* r = part + (ch * group + h) * stride;
+            L = fmaf(r[hdv + 1], num::attn_chunk_weight(r[hdv], M), L);
+        }
+        for (long long dd = lane; dd < hdv; dd += 32) {
+            float o = 0.0f;
+            for (long long ch = 0; ch < n_chunks; ++ch) {
+                const float* r = part + (ch * group + h) * stride;
+                o = fmaf(r[dd], num::attn_chunk_weight(r[hdv], M), o);
+            }
+            out[h * hdv + dd] = num::div_rn(o, L);
+        }
+    }
+    if (s.quantize_out) {
+        arbor_syncwarp();
+        const long long span = group * hdv;
+        mkm::warp_quantize(out, span, P.attq + (t * att_w + g * span) / 32, lane);
+    }
+}
+
+__device__ inline void mk_matmul_add(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const mkm::In in = mkm::stage_in(P, s.buf);
+    const uint8_t* row = mkm::wrow(s.w, r);
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        const float v = mkm::dot_in(s.w, row, in.x, in.xq, t, in.width, lane);
+        if (lane == 0) {
+            float* x = P.x + t * P.d.n_embd + r;
+            *x = num::add_rn(*x, v);
+        }
+    }
+}
+
+__device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const MkLayerW& L = P.layers[s.layer];
+    const long long n_embd = P.d.n_embd;
+    const uint8_t* gr = mkm::wrow(L.gate, r);
+    const uint8_t* ur = mkm::wrow(L.up, r);
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        const float g = mkm::dot_in(L.gate, gr, P.xn, P.xq, t, n_embd, lane);
+        const float u = mkm::dot_in(L.up, ur, P.xn, P.xq, t, n_embd, lane);
+        if (lane == 0) P.h[t * P.d.n_ff + r] = num::mul_rn(num::silu(g), u);
+    }
+}
+
+// Router logits (out_buf kBufRouter, every token) or the LM head (kBufLogits, the n_out rows).
+__device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const long long n_in = s.out_buf == kBufLogits ? P.n_out : P.n_tokens;
+    float* out = s.out_buf == kBufLogits ? P.logits : P.router;
+    const uint8_t* row = mkm::wrow(s.w, r);
+    for (long long t = 0; t < n_in; ++t) {
+        const float v = mkm::dot_in(s.w, row, P.xn, P.xq, t, P.d.n_embd, lane);
+        if (lane == 0) out[t * s.w.rows + r] = v;
+    }
+}
+
+__device__ inline void mk_router_select(const MkPass& P, long long t, int lane) {
+    if (lane != 0) return;
+    const MkDims& d = P.d;
+    float* p = P.router + t * d.n_expert;
+    num::softmax(p, static_cast<int>(d.n_expert), p);
+    num::top_k(p, static_cast<int>(d.n_expert), static_cast<int>(d.n_used), d.norm_topk != 0, P.route_idx + t * d.n_used,
+               P.route_w + t * d.n_used);
+}
+
+// The (token, slot) pairs of each expert in token order, by a ballot scan per expert.
+__device__ inline void mk_expert_routes(const MkPass& P, int lane) {
+    const long long E = P.d.n_expert, n = P.n_tokens * P.d.n_used;
+    int at = 0;
+    for (long long e = 0; e < E; ++e) {
+        if (lane == 0) P.route_start[e] = at;
+        for (long long base = 0; base < n; base += 32) {
+            const long long i = base + lane;
+            const bool hit = i < n && P.route_idx[i] == e;
+            const unsigned mask = arbor_ballot(hit);
+            if (hit) P.route_pairs[at + __popc(mask & ((1u << lane) - 1u))] = static_cast<int>(i);
+            at += __popc(mask);
+        }
+    }
+    if (lane == 0) P.route_start[E] = at;
+}
+
+// Item e * n_ff_exp + r: row r of expert e's gated FFN for every pair routed to e.
+__device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long e = item / d.n_ff_exp, r = item % d.n_ff_exp;
+    const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
+    const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
+    for (int i = P.route_start[e]; i < P.route_start[e + 1]; ++i) {
+        const long long pair = P.route_pairs[i], t = pair / d.n_used;
+        const float g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
+        const float u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
+        if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
+    }
+}
+
+__device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long K = d.n_used;
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        float acc = 0.0f;
+        for (long long k = 0; k < K; ++k) {
+            const long long pair = t * K + k;
+            const int e = P.route_idx[pair];
+            const float y = mkm::dot_in(L.down_exps, mkm::wrow(L.down_exps, r, e), P.he, P.heq, pair, d.n_ff_exp, lane);
+            if (lane == 0) acc = fmaf(P.route_w[pair], y, acc);
+        }
+        if (lane == 0) {
+            float* x = P.x + t * d.n_embd + r;
+            *x = num::add_rn(*x, acc);
+        }
+    }
+}
+
+// One work item of a model stage, run by the whole warp.
+__device__ inline void mk_model_item(int op, const MkModelStage& s, long long item, long long gwarp, int lane) {
+    const MkPass& P = *s.pass;
+    switch (op) {
+    case kOpEmbed: mk_embed(P, item, lane); break;
+    case kOpRopeTable: mk_rope_table(P, item, lane); break;
+    case kOpRmsNorm: mk_rms_norm(P, s, item, lane); break;
+    case kOpQkvDots: mk_qkv_dots(P, s, item, lane); break;
+    case kOpQkvFinish: mk_qkv_finish(P, s, item, lane); break;
+    case kOpAttnChunk: mk_attn_chunk(P, s, item, gwarp, lane); break;
+    case kOpAttnCombine: mk_attn_combine(P, s, item, lane); break;
+    case kOpQuantize: mk_quantize(P, s, item, lane); break;
+    case kOpMatMulAdd: mk_matmul_add(P, s, item, lane); break;
+    case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;
+    case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
+    case kOpRouterSelect: mk_router_select(P, item, lane); break;
+    case kOpExpertRoutes: mk_expert_routes(P, lane); break;
+    case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
+    case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
+    default: break;
+    }
+}
+
+}  // namespace arbor::gpu
