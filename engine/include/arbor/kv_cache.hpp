@@ -11,6 +11,10 @@
 // then the V block [n_head_kv][kKvPageCells][head_dim_v]. One (layer, head) of a page is thus a
 // contiguous run of 256 rows, which is what the attention stage streams. The page size equals
 // the attention chunk of the numerics contract, so chunks never straddle pages.
+// Models with an indexer (flashnext, index_dim = d_I > 0) add, after each layer's V block, the
+// indexer keys [kKvPageCells][index_dim] (element type) and the pooled block keys
+// [kKvPageCells / 4][index_dim] (always float32): derived state, rebuilt from the indexer keys
+// (never parked), shared and copied with the page like the cells.
 #pragma once
 
 #include <arbor/model.hpp>
@@ -31,8 +35,11 @@ enum class KvType { F16, F32 };
 std::string_view kv_type_name(KvType t);
 int64_t kv_type_bytes(KvType t);
 
+constexpr int64_t kKvPoolCells = 4;  // cells per pooled indexer block
+
 struct KvLayout {
     int64_t n_layer = 0, n_head_kv = 0, head_dim_k = 0, head_dim_v = 0;
+    int64_t index_dim = 0;  // indexer key length (0: no indexer)
     KvType type = KvType::F16;
     int64_t elem_bytes = 2;
     size_t page_bytes = 0;
@@ -47,7 +54,18 @@ struct KvLayout {
         return size_t(layer) * layer_bytes() + size_t(n_head_kv * kKvPageCells * head_dim_k * elem_bytes) +
                size_t(head * kKvPageCells * head_dim_v * elem_bytes);
     }
-    size_t layer_bytes() const { return size_t(n_head_kv * kKvPageCells * (head_dim_k + head_dim_v) * elem_bytes); }
+    // Indexer keys of the layer's page: cell c at + c * index_dim * elem_bytes.
+    size_t index_offset(int64_t layer) const {
+        return size_t(layer) * layer_bytes() + size_t(n_head_kv * kKvPageCells * (head_dim_k + head_dim_v) * elem_bytes);
+    }
+    // Pooled block keys (float32) of the layer's page: block j at + j * index_dim * 4.
+    size_t pool_offset(int64_t layer) const {
+        return index_offset(layer) + size_t(kKvPageCells * index_dim * elem_bytes);
+    }
+    size_t layer_bytes() const {
+        return size_t(n_head_kv * kKvPageCells * (head_dim_k + head_dim_v) * elem_bytes) +
+               size_t(index_dim * (kKvPageCells * elem_bytes + (kKvPageCells / kKvPoolCells) * 4));
+    }
 };
 
 // Where a cache's pages live. Host memory by default. A GPU backend supplies memory that both
@@ -134,7 +152,8 @@ public:
 
     // Invalidates cells [from, to) (to <= size()), for example when the text behind them was
     // edited: their pages are made private first (a fork keeps its own valid copy), then every
-    // K and V element of those cells in every layer and head becomes NaN.
+    // K and V element of those cells in every layer and head becomes NaN (and, with an indexer,
+    // their indexer keys and the pooled key of every block holding one of them).
     Status poison(int64_t from, int64_t to);
     // The first poisoned cell in [from, to) (a NaN at the start of any K or V row), or -1:
     // a scan of the data, for cells that came from elsewhere (a park file).
@@ -149,6 +168,8 @@ public:
     const uint8_t* page_data(int64_t page_index) const { return cache_->data(pages_[size_t(page_index)]); }
 
 private:
+    void poison_index(int64_t from, int64_t to);
+
     std::shared_ptr<KvCache> cache_;
     int64_t n_ctx_;
     int64_t size_ = 0;

@@ -9,6 +9,8 @@
 //   qwen2     Q/K/V biases, RoPE on halves (NEOX).
 //   qwen3     per-head RMSNorm of Q and K before RoPE, RoPE on halves.
 //   qwen3moe  qwen3 attention; softmax router over the experts, top-k, renormalised.
+//   flashnext qwen3moe with a shared expert, indexer block selection in attention and a
+//             four-stream hyper-connected residual (docs/MODEL-flashnext.md).
 //
 // Metadata defaults that real files rely on: head_count_kv = head_count; key/value length =
 // embedding_length / head_count; rope.dimension_count = key length; rope.freq_base = 10000;
@@ -27,7 +29,7 @@
 
 namespace arbor {
 
-enum class Architecture { Llama, Qwen2, Qwen3, Qwen3Moe };
+enum class Architecture { Llama, Qwen2, Qwen3, Qwen3Moe, FlashNext };
 std::string_view architecture_name(Architecture a);
 
 enum class RopeStyle {
@@ -70,6 +72,18 @@ struct ModelConfig {
     float yarn_beta_fast = 32.0f;
     float yarn_beta_slow = 1.0f;
     bool has_rope_freqs = false;     // a rope_freqs tensor divides the frequencies
+
+    // flashnext (0 elsewhere): shared expert, hyper-connections, indexer.
+    int64_t n_ff_shexp = 0;          // expert_shared_feed_forward_length
+    int64_t n_hc = 0;                // hyper_connection.count (4)
+    int64_t hc_sinkhorn_iters = 0;   // hyper_connection.sinkhorn_iterations
+    float hc_eps = 0;                // hyper_connection.epsilon
+    int64_t n_index_head = 0;        // attention.indexer.head_count (H_I)
+    int64_t index_dim = 0;           // attention.indexer.key_length (d_I)
+    int64_t index_top_k = 0;         // attention.indexer.top_k (the cell budget)
+    int64_t index_block = 0;         // attention.indexer.block_size (4)
+
+    bool is_flashnext() const { return arch == Architecture::FlashNext; }
 
     bool is_moe() const { return n_expert > 0; }
 };

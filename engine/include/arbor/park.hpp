@@ -13,10 +13,11 @@
 //   FPRT  the model fingerprint (ModelFingerprint::encode)
 //   LOGT  the logits of the last fed token (n_vocab floats; empty when there are none)
 //   KVCL  u64 n_cells, then for each page of the sequence, for each layer: for each kv head the
-//         K rows of the page's filled cells, then for each kv head the V rows (the page layout
-//         of kv_cache.hpp, with only cells [0, n_cells) stored)
+//         K rows of the page's filled cells, then for each kv head the V rows, then (models
+//         with an indexer) the indexer key rows (the page layout of kv_cache.hpp, with only
+//         cells [0, n_cells) stored)
 //   END   empty: its presence says the file is complete
-// Derived per-block state is not stored; it would be rebuilt at wake.
+// Derived per-block state (the pooled indexer keys) is not stored; it is rebuilt at wake.
 #pragma once
 
 #include <arbor/kv_cache.hpp>

@@ -21,10 +21,12 @@ struct SynthShape {
     uint32_t n_expert = 0, n_expert_used = 0, n_ff_expert = 0;
     bool tied_embeddings = false;
     float rope_base = 1e6f, rms_eps = 1e-6f;
+    // flashnext: shared expert width, indexer heads, key length and cell budget.
+    uint32_t n_ff_shexp = 0, n_index_head = 0, index_dim = 0, index_top_k = 0;
 };
 
 struct SynthOptions {
-    std::string arch;                    // llama, qwen2, qwen3, qwen3moe
+    std::string arch;                    // llama, qwen2, qwen3, qwen3moe, flashnext
     std::string shape = "tiny";
     std::optional<TensorType> type;      // main weight type; default: the shape's release mix
     uint64_t seed = 1;

@@ -32,6 +32,13 @@ std::string_view llm_key_suffix(LlmKey key) {
         case LlmKey::ExpertWeightsNorm: return "expert_weights_norm";
         case LlmKey::ExpertGatingFunc: return "expert_gating_func";
         case LlmKey::AttentionScale: return "attention.scale";
+        case LlmKey::HyperConnectionCount: return "hyper_connection.count";
+        case LlmKey::HyperConnectionSinkhornIterations: return "hyper_connection.sinkhorn_iterations";
+        case LlmKey::HyperConnectionEpsilon: return "hyper_connection.epsilon";
+        case LlmKey::IndexerHeadCount: return "attention.indexer.head_count";
+        case LlmKey::IndexerKeyLength: return "attention.indexer.key_length";
+        case LlmKey::IndexerTopK: return "attention.indexer.top_k";
+        case LlmKey::IndexerBlockSize: return "attention.indexer.block_size";
     }
     return "";
 }
@@ -59,6 +66,23 @@ std::string llm_tensor_name(LlmTensor t, int layer, bool bias) {
         case LlmTensor::FfnGateExps: s = "ffn_gate_exps"; break;
         case LlmTensor::FfnUpExps: s = "ffn_up_exps"; break;
         case LlmTensor::FfnDownExps: s = "ffn_down_exps"; break;
+        case LlmTensor::FfnGateShexp: s = "ffn_gate_shexp"; break;
+        case LlmTensor::FfnUpShexp: s = "ffn_up_shexp"; break;
+        case LlmTensor::FfnDownShexp: s = "ffn_down_shexp"; break;
+        case LlmTensor::FfnGateInpShexp: s = "ffn_gate_inp_shexp"; break;
+        case LlmTensor::HcAttnFn: s = "hc_attn_fn"; break;
+        case LlmTensor::HcAttnBase: s = "hc_attn_base"; break;
+        case LlmTensor::HcAttnScale: s = "hc_attn_scale"; break;
+        case LlmTensor::HcFfnFn: s = "hc_ffn_fn"; break;
+        case LlmTensor::HcFfnBase: s = "hc_ffn_base"; break;
+        case LlmTensor::HcFfnScale: s = "hc_ffn_scale"; break;
+        case LlmTensor::OutputHcFn: s = "output_hc_fn", global = true; break;
+        case LlmTensor::OutputHcBase: s = "output_hc_base", global = true; break;
+        case LlmTensor::OutputHcScale: s = "output_hc_scale", global = true; break;
+        case LlmTensor::IndexerKNorm: s = "indexer.k_norm"; break;
+        case LlmTensor::IndexerProj: s = "indexer.proj"; break;
+        case LlmTensor::IndexerAttnK: s = "indexer.attn_k"; break;
+        case LlmTensor::IndexerAttnQB: s = "indexer.attn_q_b"; break;
     }
     std::string name;
     if (!global) name = "blk." + std::to_string(layer) + ".";

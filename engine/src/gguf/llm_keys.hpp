@@ -14,6 +14,8 @@ enum class LlmKey {
     RopeScalingOrigContext, ExpertCount, ExpertUsedCount, ExpertSharedCount, VocabSize,
     RopeScalingAttnFactor, RopeScalingYarnLogMul, RopeScalingYarnExtFactor, RopeScalingYarnBetaFast,
     RopeScalingYarnBetaSlow, ExpertWeightsNorm, ExpertGatingFunc, AttentionScale,
+    HyperConnectionCount, HyperConnectionSinkhornIterations, HyperConnectionEpsilon,
+    IndexerHeadCount, IndexerKeyLength, IndexerTopK, IndexerBlockSize,
 };
 
 // "<arch>.<suffix>" for an architecture-scoped key.
@@ -26,6 +28,10 @@ enum class LlmTensor {
     TokenEmbd, OutputNorm, Output, RopeFreqs,
     AttnNorm, AttnQ, AttnK, AttnV, AttnOut, AttnQNorm, AttnKNorm,
     FfnNorm, FfnGate, FfnUp, FfnDown, FfnGateInp, FfnGateExps, FfnUpExps, FfnDownExps,
+    FfnGateShexp, FfnUpShexp, FfnDownShexp, FfnGateInpShexp,
+    HcAttnFn, HcAttnBase, HcAttnScale, HcFfnFn, HcFfnBase, HcFfnScale,
+    OutputHcFn, OutputHcBase, OutputHcScale,
+    IndexerKNorm, IndexerProj, IndexerAttnK, IndexerAttnQB,
 };
 // "token_embd.weight", "blk.3.attn_q.weight", "blk.3.attn_q.bias" (bias = true).
 std::string llm_tensor_name(LlmTensor t, int layer = -1, bool bias = false);

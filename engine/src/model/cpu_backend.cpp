@@ -51,13 +51,27 @@ public:
             he_.resize(T * K * size_t(c.n_ff_exp));
             heq_.resize(T * K * size_t(c.n_ff_exp / 32 + 1));
         }
+        if (c.is_flashnext()) {
+            x4_.resize(T * 4 * size_t(c.n_embd));
+            hc_.resize(T * 24);
+            iq_.resize(T * size_t(c.n_index_head * c.index_dim));
+            iw_.resize(T * size_t(c.n_index_head));
+            sel_.resize(T * size_t(c.index_top_k / kKvPoolCells));
+            gs_.resize(T);
+            hs_.resize(T * size_t(c.n_ff_shexp));
+            hsq_.resize(T * size_t(c.n_ff_shexp / 32 + 1));
+        }
         const int64_t tmp = std::max({int64_t(plan::kHeadTile), c.head_dim_k, c.head_dim_v,
                                       int64_t(K) * plan::kMatTile, c.n_expert});
+        const int64_t fx = c.is_flashnext() ? std::max({4 * c.n_embd, c.index_dim, c.n_index_head}) : 0;
+        const size_t gather = c.is_flashnext() ? size_t(kKvPageCells * (c.head_dim_k + c.head_dim_v) * 4) : 0;
         scratch_.resize(size_t(pool_.size()));
         for (WorkerScratch& s : scratch_) {
             s.a.resize(size_t(tmp));
             s.b.resize(size_t(tmp));
             s.scores.resize(size_t(c.n_head / c.n_head_kv) * size_t(num_attn_chunk()));
+            s.fx.resize(size_t(fx));
+            s.gather.resize(gather);
         }
     }
 
@@ -88,6 +102,10 @@ private:
     std::vector<float> x_, xn_, rope_, q_, att_, h_, he_, route_w_;
     std::vector<BlockQ8A> xq_, attq_, hq_, heq_;
     std::vector<int32_t> route_idx_;
+    std::vector<float> x4_, hc_, iq_, iw_, scores_, gs_, hs_;  // flashnext
+    std::vector<BlockQ8A> hsq_;
+    std::vector<int32_t> sel_;
+    int64_t score_stride_ = 0;
     std::vector<WorkerScratch> scratch_;
     cpu::ExpertRoutes routes_;
     KvLayout kv_;
@@ -108,6 +126,13 @@ Status CpuBackend::eval(std::span<const BatchEntry> batch, PassLogits* out) {
             size_t((max_pos / kKvPageCells + 1) * (c.n_head / c.n_head_kv) * (c.head_dim_v + 2));
         for (WorkerScratch& s : scratch_)
             if (s.chunks.size() < chunk_floats) s.chunks.resize(chunk_floats);
+        if (c.is_flashnext()) {
+            // Block scores and the selection's ranking, for the largest position of the batch.
+            score_stride_ = std::max<int64_t>(1, plan::index_blocks_before(max_pos));
+            if (scores_.size() < size_t(max_tokens_ * score_stride_)) scores_.resize(size_t(max_tokens_ * score_stride_));
+            for (WorkerScratch& s : scratch_)
+                if (s.order.size() < size_t(score_stride_)) s.order.resize(size_t(score_stride_));
+        }
         seq_pages_.resize(batch.size());
         for (size_t i = 0; i < batch.size(); ++i) {
             seq_pages_[i].clear();
@@ -136,6 +161,16 @@ void CpuBackend::run_item(const plan::Stage& s, const cpu::Pass& p, int64_t item
     case Op::ExpertGatedFfn: cpu::run_expert_gated_ffn(p, s, item, worker); break;
     case Op::ExpertDownAdd: cpu::run_expert_down_add(p, s, item, worker); break;
     case Op::LmHead: cpu::run_lm_head(p, s, item, worker); break;
+    case Op::EmbedHc: cpu::run_embed_hc(p, item); break;
+    case Op::HcPre: cpu::run_hc_pre(p, s, item, worker); break;
+    case Op::IndexerProj: cpu::run_indexer_proj(p, s, item, worker); break;
+    case Op::IndexScore: cpu::run_index_score(p, s, item, worker); break;
+    case Op::IndexSelect: cpu::run_index_select(p, s, item, worker); break;
+    case Op::SparseAttention: cpu::run_sparse_attention(p, s, item, worker); break;
+    case Op::MatMulHcPost: cpu::run_matmul_hc_post(p, s, item, worker); break;
+    case Op::SharedGate: cpu::run_shared_gate(p, s, item, worker); break;
+    case Op::SharedGatedFfn: cpu::run_shared_gated_ffn(p, s, item, worker); break;
+    case Op::MoeDownHcPost: cpu::run_moe_down_hc_post(p, s, item, worker); break;
     }
 }
 
@@ -161,7 +196,16 @@ void CpuBackend::run_pass(const PassTokens& pt, float* logits) {
     p.logits = logits;
     p.routes = &routes_;
     p.scratch = scratch_.data();
-    const plan::PassShape shape{n_tokens, n_out};
+    int64_t max_pos = 0;
+    for (int64_t t = 0; t < n_tokens; ++t) max_pos = std::max<int64_t>(max_pos, p.pos[t]);
+    if (c.is_flashnext()) {
+        p.x4 = x4_.data(), p.hc = hc_.data(), p.iq = iq_.data(), p.iw = iw_.data(), p.sel = sel_.data();
+        p.gs = gs_.data(), p.hs = hs_.data(), p.hsq = hsq_.data();
+        p.scores = scores_.data();
+        p.score_stride = score_stride_;
+        p.score_groups = (plan::index_blocks_before(max_pos) + plan::kScoreBlocks - 1) / plan::kScoreBlocks;
+    }
+    const plan::PassShape shape{n_tokens, n_out, max_pos};
     ++counters_.passes;
     for (int32_t lv = 0; lv + 1 < int32_t(level_begin_.size()); ++lv) {
         const int32_t b = level_begin_[size_t(lv)], e = level_begin_[size_t(lv) + 1];

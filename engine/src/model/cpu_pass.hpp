@@ -22,6 +22,9 @@ struct WorkerScratch {
     std::vector<float> a, b;          // matmul tiles, q/k/v head rows
     std::vector<float> scores;        // [group][kAttnChunk]
     std::vector<float> chunks;        // attention chunk results [chunk][group][hd_v + 2]
+    std::vector<float> fx;            // flashnext: streams' norm input and mixes
+    std::vector<uint8_t> gather;      // flashnext: the selected K and V rows of one chunk
+    std::vector<int32_t> order;       // flashnext: block ranking
 };
 
 // Per-expert list of the (token, slot) pairs routed to it, in token order.
@@ -63,6 +66,18 @@ struct Pass {
     BlockQ8A* heq = nullptr;
     float* logits = nullptr;       // [n_out][n_vocab]
     ExpertRoutes* routes = nullptr;
+    // flashnext buffers (pass_plan.hpp).
+    float* x4 = nullptr;           // [T][4][n_embd]
+    float* hc = nullptr;           // [T][24]
+    float* iq = nullptr;           // [T][H_I*d_I]
+    float* iw = nullptr;           // [T][H_I]
+    float* scores = nullptr;       // [T][score_stride]
+    int64_t score_stride = 0;
+    int64_t score_groups = 0;      // IndexScore items per token
+    int32_t* sel = nullptr;        // [T][budget/4]
+    float* gs = nullptr;           // [T]
+    float* hs = nullptr;           // [T][n_ff_shexp]
+    BlockQ8A* hsq = nullptr;
 
     WorkerScratch* scratch = nullptr;  // [threads]
 
@@ -75,7 +90,22 @@ struct Pass {
         const size_t off = v ? kv.v_offset(layer, head) : kv.k_offset(layer, head);
         return page + off + size_t((cell % kKvPageCells) * hd * kv.elem_bytes);
     }
+    // The indexer key row of `cell` of token t's sequence, and that sequence's pages.
+    uint8_t* index_row(int64_t t, int layer, int64_t cell) const {
+        uint8_t* page = (*seq_pages)[size_t(seq[t])][size_t(cell / kKvPageCells)];
+        return page + kv.index_offset(layer) + size_t((cell % kKvPageCells) * kv.index_dim * kv.elem_bytes);
+    }
+    const std::vector<uint8_t*>& pages_of(int64_t t) const { return (*seq_pages)[size_t(seq[t])]; }
 };
+
+// The pooled key of index block `block` of a sequence (pages: its page pointers), from the
+// stored indexer keys of its 4 cells: mean, RMSNorm with k_norm, RoPE at the block's first
+// cell with the indexer table (docs/MODEL-flashnext.md). tmp: index_dim floats.
+void pool_index_block(const KvLayout& kv, const std::vector<uint8_t*>& pages, int layer, int64_t block,
+                      const ModelConfig& cfg, const LayerWeights& L, const std::vector<float>& index_freq, float* tmp);
+// Recomputes the pooled keys of every complete block of cells [0, n) in every layer (at wake:
+// they are derived state, not parked). No-op for models without an indexer.
+void rebuild_index_pools(const Model& model, KvSequence& seq, int64_t n);
 
 void run_embed(const Pass& p, int64_t item);
 void run_rope_table(const Pass& p, int64_t item);
@@ -90,5 +120,16 @@ void run_router(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void build_expert_routes(const Pass& p);
 void run_expert_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_expert_down_add(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+// flashnext (cpu_stage_flashnext_*.cpp).
+void run_embed_hc(const Pass& p, int64_t item);
+void run_hc_pre(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_matmul_hc_post(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_indexer_proj(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_index_score(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_index_select(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_sparse_attention(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_shared_gate(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_shared_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void run_moe_down_hc_post(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 
 }  // namespace arbor::cpu

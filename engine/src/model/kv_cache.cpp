@@ -16,6 +16,7 @@ KvLayout KvLayout::for_model(const ModelConfig& c, KvType type) {
     l.n_head_kv = c.n_head_kv;
     l.head_dim_k = c.head_dim_k;
     l.head_dim_v = c.head_dim_v;
+    l.index_dim = c.index_dim;
     l.type = type;
     l.elem_bytes = kv_type_bytes(type);
     l.page_bytes = size_t(c.n_layer) * l.layer_bytes();
@@ -213,7 +214,29 @@ Status KvSequence::poison(int64_t from, int64_t to) {
                 std::memcpy(page + L.v_offset(l, h) + cell * vrow, nan_row.data(), vrow);
             }
     }
+    if (L.index_dim > 0) poison_index(from, to);
     return {};
+}
+
+// The indexer keys of cells [from, to) and the pooled keys of the blocks holding them.
+void KvSequence::poison_index(int64_t from, int64_t to) {
+    const KvLayout& L = cache_->layout();
+    const size_t irow = size_t(L.index_dim * L.elem_bytes), prow = size_t(L.index_dim) * 4;
+    std::vector<uint8_t> nan_row(std::max(irow, prow));
+    for (size_t i = 0; i < irow; i += size_t(L.elem_bytes)) {
+        if (L.type == KvType::F16) std::memcpy(&nan_row[i], &kF16Nan, 2);
+        else std::memcpy(&nan_row[i], &kF32Nan, 4);
+    }
+    std::vector<uint8_t> nan_pool(prow);
+    for (size_t i = 0; i < prow; i += 4) std::memcpy(&nan_pool[i], &kF32Nan, 4);
+    for (int64_t c = from; c < to; ++c) {
+        uint8_t* page = page_data(c / kKvPageCells);
+        const size_t cell = size_t(c % kKvPageCells), block = cell / size_t(kKvPoolCells);
+        for (int64_t l = 0; l < L.n_layer; ++l) {
+            std::memcpy(page + L.index_offset(l) + cell * irow, nan_row.data(), irow);
+            std::memcpy(page + L.pool_offset(l) + block * prow, nan_pool.data(), prow);
+        }
+    }
 }
 
 int64_t KvSequence::first_poisoned(int64_t from, int64_t to) const {

@@ -25,7 +25,9 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
 }
 
 int64_t Model::kv_bytes_per_cell(int64_t elem_bytes) const {
-    return config_.n_layer * config_.n_head_kv * (config_.head_dim_k + config_.head_dim_v) * elem_bytes;
+    // Indexer models add each cell's indexer key and a quarter of a float32 pooled block key.
+    return config_.n_layer * (config_.n_head_kv * (config_.head_dim_k + config_.head_dim_v) * elem_bytes +
+                              config_.index_dim * (elem_bytes + 1));
 }
 
 }  // namespace arbor

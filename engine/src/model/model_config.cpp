@@ -25,6 +25,7 @@ constexpr ArchTraits kArchs[] = {
     {Architecture::Qwen2, "qwen2", RopeStyle::Neox, false, true, 1e-6f},
     {Architecture::Qwen3, "qwen3", RopeStyle::Neox, true, false, 1e-6f},
     {Architecture::Qwen3Moe, "qwen3moe", RopeStyle::Neox, true, false, 1e-6f},
+    {Architecture::FlashNext, "flashnext", RopeStyle::Neox, true, false, 1e-6f},
 };
 
 class Reader {
@@ -128,8 +129,8 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
     if (auto s = opt(LlmKey::ExpertCount, &c.n_expert, 0); !s) return s.error();
     if (auto s = opt(LlmKey::ExpertUsedCount, &c.n_expert_used, 0); !s) return s.error();
     if (auto s = opt(LlmKey::ExpertFeedForwardLength, &c.n_ff_exp, c.n_ff); !s) return s.error();
-    if (c.arch == Architecture::Qwen3Moe && c.n_expert == 0)
-        return make_error(f.path() + ": qwen3moe needs '" + r.key(LlmKey::ExpertCount) + "'");
+    if ((c.arch == Architecture::Qwen3Moe || c.arch == Architecture::FlashNext) && c.n_expert == 0)
+        return make_error(f.path() + ": " + arch + " needs '" + r.key(LlmKey::ExpertCount) + "'");
     if (c.n_expert > 0) {
         if (c.n_expert_used <= 0 || c.n_expert_used > c.n_expert)
             return make_error(f.path() + ": expert_used_count " + std::to_string(c.n_expert_used) +
@@ -183,6 +184,32 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
     c.yarn_beta_fast = float(bfast.value_or(32.0));
     ARBOR_TRY_ASSIGN(bslow, r.number(LlmKey::RopeScalingYarnBetaSlow));
     c.yarn_beta_slow = float(bslow.value_or(1.0));
+    if (c.arch == Architecture::FlashNext) {
+        auto fail = [&](LlmKey k, const std::string& why) {
+            return make_error(f.path() + ": metadata key '" + r.key(k) + "' " + why);
+        };
+        if (auto s = need(LlmKey::ExpertSharedFeedForwardLength, &c.n_ff_shexp); !s) return s.error();
+        if (auto s = need(LlmKey::HyperConnectionCount, &c.n_hc); !s) return s.error();
+        if (c.n_hc != 4) return fail(LlmKey::HyperConnectionCount, "is " + std::to_string(c.n_hc) + "; flashnext has 4 streams");
+        if (auto s = need(LlmKey::HyperConnectionSinkhornIterations, &c.hc_sinkhorn_iters); !s) return s.error();
+        if (c.hc_sinkhorn_iters > 1000) return fail(LlmKey::HyperConnectionSinkhornIterations, "is implausibly large");
+        ARBOR_TRY_ASSIGN(hc_eps, r.number(LlmKey::HyperConnectionEpsilon));
+        if (!hc_eps) return fail(LlmKey::HyperConnectionEpsilon, "is missing");
+        c.hc_eps = float(*hc_eps);
+        if (!(c.hc_eps > 0)) return fail(LlmKey::HyperConnectionEpsilon, "must be positive");
+        if (auto s = need(LlmKey::IndexerHeadCount, &c.n_index_head); !s) return s.error();
+        if (auto s = need(LlmKey::IndexerKeyLength, &c.index_dim); !s) return s.error();
+        if (c.index_dim % 2 != 0 || c.index_dim > 1024)
+            return fail(LlmKey::IndexerKeyLength, "is " + std::to_string(c.index_dim) + "; it must be even and at most 1024");
+        if (c.n_index_head > 256) return fail(LlmKey::IndexerHeadCount, "is larger than this engine supports (256)");
+        if (auto s = need(LlmKey::IndexerTopK, &c.index_top_k); !s) return s.error();
+        if (auto s = opt(LlmKey::IndexerBlockSize, &c.index_block, 4); !s) return s.error();
+        if (c.index_block != 4) return fail(LlmKey::IndexerBlockSize, "is " + std::to_string(c.index_block) + "; flashnext blocks are 4 cells");
+        if (c.index_top_k % c.index_block != 0)
+            return fail(LlmKey::IndexerTopK, "is " + std::to_string(c.index_top_k) + ", not a multiple of the block size 4");
+        if (c.rope_scaling != RopeScaling::None)
+            return make_error(f.path() + ": flashnext supports no rope scaling (the file asks for '" + st + "')");
+    }
     return c;
 }
 

@@ -76,6 +76,52 @@ private:
     const GgufFile& f_;
 };
 
+// A matrix whose row dot reads float activations (F32, F16 or BF16).
+Status float_matrix(const Binder& b, const GgufFile& f, const std::string& name, int64_t cols, int64_t rows,
+                    WeightRef* out) {
+    if (auto s = b.matrix(name, cols, rows, 0, out); !s) return s;
+    if (quant::uses_q8a(out->type))
+        return make_error(f.path() + ": tensor '" + name + "' must have a float type (F32, F16 or BF16), is " +
+                          std::string(tensor_type_info(uint32_t(out->type))->name));
+    return {};
+}
+
+// flashnext's tensors beyond qwen3moe's: the shared expert, the hyper-connection wraps of
+// each sublayer and of the head, and the indexer of each layer (docs/MODEL-flashnext.md).
+Status bind_flashnext(const Binder& b, const GgufFile& f, const ModelConfig& c, ModelWeights& w) {
+    const int64_t n = c.n_hc, d = c.n_embd, n_mix = 2 * n + n * n, HI = c.n_index_head, dI = c.index_dim;
+    if (auto s = float_matrix(b, f, llm_tensor_name(LlmTensor::OutputHcFn), n * d, n, &w.output_hc_fn); !s) return s;
+    if (auto s = b.vector(llm_tensor_name(LlmTensor::OutputHcBase), n, true, &w.output_hc_base); !s) return s;
+    if (auto s = b.vector(llm_tensor_name(LlmTensor::OutputHcScale), 1, true, &w.output_hc_scale); !s) return s;
+    for (int i = 0; i < int(c.n_layer); ++i) {
+        LayerWeights& L = w.layers[size_t(i)];
+        auto name = [&](LlmTensor t) { return llm_tensor_name(t, i); };
+        if (!L.moe) return make_error(f.path() + ": flashnext layer " + std::to_string(i) + " has no router (ffn_gate_inp)");
+        const Status st[] = {
+            b.matrix(name(LlmTensor::FfnGateShexp), d, c.n_ff_shexp, 0, &L.gate_shexp),
+            b.matrix(name(LlmTensor::FfnUpShexp), d, c.n_ff_shexp, 0, &L.up_shexp),
+            b.matrix(name(LlmTensor::FfnDownShexp), c.n_ff_shexp, d, 0, &L.down_shexp),
+            b.vector(name(LlmTensor::FfnGateInpShexp), d, true, &L.gate_inp_shexp),
+            float_matrix(b, f, name(LlmTensor::HcAttnFn), n * d, n_mix, &L.hc_attn_fn),
+            b.vector(name(LlmTensor::HcAttnBase), n_mix, true, &L.hc_attn_base),
+            b.vector(name(LlmTensor::HcAttnScale), 3, true, &L.hc_attn_scale),
+            float_matrix(b, f, name(LlmTensor::HcFfnFn), n * d, n_mix, &L.hc_ffn_fn),
+            b.vector(name(LlmTensor::HcFfnBase), n_mix, true, &L.hc_ffn_base),
+            b.vector(name(LlmTensor::HcFfnScale), 3, true, &L.hc_ffn_scale),
+            b.matrix(name(LlmTensor::IndexerAttnQB), d, HI * dI, 0, &L.idx_q),
+            b.matrix(name(LlmTensor::IndexerAttnK), d, dI, 0, &L.idx_k),
+            float_matrix(b, f, name(LlmTensor::IndexerProj), d, HI, &L.idx_proj),
+            b.vector(name(LlmTensor::IndexerKNorm), dI, true, &L.idx_k_norm),
+        };
+        for (const Status& s : st)
+            if (!s) return s;
+    }
+    w.index_rope_freq.resize(size_t(dI / 2));
+    for (int64_t i = 0; i < dI / 2; ++i)
+        w.index_rope_freq[size_t(i)] = float(std::pow(double(c.rope_freq_base), -2.0 * double(i) / double(dI)));
+    return {};
+}
+
 }  // namespace
 
 Result<ModelWeights> bind_weights(const GgufFile& f, ModelConfig& c) {
@@ -137,8 +183,12 @@ Result<ModelWeights> bind_weights(const GgufFile& f, ModelConfig& c) {
             if (auto s = b.matrix(name(LlmTensor::FfnDown), c.n_ff, c.n_embd, 0, &L.ffn_down); !s) return s.error();
         }
     }
+    if (c.is_flashnext())
+        if (auto s = bind_flashnext(b, f, c, w); !s) return s.error();
     std::vector<float> factors;
     if (auto s = b.vector(llm_tensor_name(LlmTensor::RopeFreqs), c.n_rot / 2, false, &factors); !s) return s.error();
+    if (c.is_flashnext() && !factors.empty())
+        return make_error(f.path() + ": flashnext takes no rope_freqs tensor (its RoPE has no frequency factors)");
     c.has_rope_freqs = !factors.empty();
     compute_rope_tables(c, factors, &w.rope_freq, &w.rope_mscale);
     return w;

@@ -36,6 +36,13 @@ struct LayerWeights {
     WeightRef ffn_gate, ffn_up, ffn_down;                  // dense FFN
     WeightRef gate_inp, gate_exps, up_exps, down_exps;     // experts
     bool moe = false;
+    // flashnext: the shared expert, the two hyper-connection wraps and the indexer.
+    WeightRef gate_shexp, up_shexp, down_shexp;
+    std::vector<float> gate_inp_shexp;                      // [n_embd]
+    WeightRef hc_attn_fn, hc_ffn_fn;                        // [4 n_embd] x 24 rows, float types
+    std::vector<float> hc_attn_base, hc_attn_scale, hc_ffn_base, hc_ffn_scale;  // [24], [3]
+    WeightRef idx_q, idx_k, idx_proj;                       // attn_q_b, attn_k, proj
+    std::vector<float> idx_k_norm;                          // [index_dim]
 };
 
 struct ModelWeights {
@@ -48,6 +55,11 @@ struct ModelWeights {
     // takes these same tables.
     std::vector<float> rope_freq;
     float rope_mscale = 1.0f;
+    // flashnext: the head's hyper-connection pre weights and the indexer's own RoPE table
+    // (freq_i = base^(-2i/index_dim), i < index_dim/2, double rounded once).
+    WeightRef output_hc_fn;                                 // [4 n_embd] x 4 rows
+    std::vector<float> output_hc_base, output_hc_scale;     // [4], [1]
+    std::vector<float> index_rope_freq;
 };
 
 // Binds and checks every tensor of `file` for `cfg`; fills in cfg.n_vocab and

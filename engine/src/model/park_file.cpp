@@ -2,6 +2,7 @@
 #include <arbor/park.hpp>
 
 #include "core/atomic_file.hpp"
+#include "model/cpu_pass.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -71,6 +72,8 @@ void for_each_run(const KvLayout& L, int64_t n, int64_t n_pages, F&& f) {
         for (int64_t l = 0; l < L.n_layer; ++l) {
             for (int64_t h = 0; h < L.n_head_kv; ++h) f(p, L.k_offset(l, h), size_t(cells * L.head_dim_k * L.elem_bytes));
             for (int64_t h = 0; h < L.n_head_kv; ++h) f(p, L.v_offset(l, h), size_t(cells * L.head_dim_v * L.elem_bytes));
+            // Indexer keys (flashnext); the pooled block keys are derived and rebuilt at wake.
+            if (L.index_dim > 0) f(p, L.index_offset(l), size_t(cells * L.index_dim * L.elem_bytes));
         }
     }
 }
@@ -419,6 +422,7 @@ Result<ParkRead> read_park_file(const std::string& path, const Model& model, KvT
         seq.set_size(int64_t(n));
         if (const int64_t bad = seq.first_poisoned(0, int64_t(n)); bad >= 0)
             return "KV cell " + std::to_string(bad) + " in the file is poisoned (NaN)";
+        cpu::rebuild_index_pools(model, seq, int64_t(n));
         return "";
     }();
     if (!problem.empty()) {

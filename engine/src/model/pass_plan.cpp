@@ -73,9 +73,60 @@ void expert_ffn(Builder& b, const LayerWeights& L, int layer) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// flashnext: hyper-connection wraps around an attention sublayer with indexer block selection
+// and a MoE sublayer with a shared expert; the head combines the streams (docs/MODEL-flashnext.md).
+void flashnext_layer(Builder& b, const ModelConfig& c, const LayerWeights& L, int layer) {
+    Stage& pa = b.add(Op::HcPre, layer, Buf::X4, Buf::XN);
+    pa.norm = &L.attn_norm;
+    pa.quantize_out = q8(L.wq) || q8(L.wk) || q8(L.wv) || q8(L.idx_q) || q8(L.idx_k);
+    b.add(Op::QkvRope, layer, Buf::XN, Buf::Q);
+    b.add_beside(Op::IndexerProj, layer, Buf::XN, Buf::IndexQ);
+    b.add(Op::IndexScore, layer, Buf::IndexQ, Buf::Scores);
+    b.add(Op::IndexSelect, layer, Buf::Scores, Buf::Sel);
+    const int64_t span = (c.n_head / c.n_head_kv) * c.head_dim_v;
+    const bool need_q = q8(L.wo);
+    b.add(Op::SparseAttention, layer, Buf::Q, Buf::Att).quantize_out = need_q && span % 32 == 0;
+    if (need_q && span % 32 != 0) b.add(Op::Quantize, layer, Buf::Att, Buf::Att);
+    Stage& o = b.add(Op::MatMulHcPost, layer, Buf::Att, Buf::X4);
+    o.weight = &L.wo;
+    o.tile = kMatTile;
+
+    Stage& pf = b.add(Op::HcPre, layer, Buf::X4, Buf::XN);
+    pf.norm = &L.ffn_norm;
+    pf.quantize_out = q8(L.gate_exps) || q8(L.up_exps) || q8(L.gate_shexp) || q8(L.up_shexp);
+    b.add(Op::Router, layer, Buf::XN, Buf::Route);
+    b.add_beside(Op::SharedGate, layer, Buf::XN, Buf::GS);
+    Stage& sg = b.add_beside(Op::SharedGatedFfn, layer, Buf::XN, Buf::HS);
+    sg.quantize_out = q8(L.down_shexp);
+    sg.tile = kMatTile;
+    Stage& g = b.add(Op::ExpertGatedFfn, layer, Buf::XN, Buf::HE);
+    g.quantize_out = q8(L.down_exps);
+    g.tile = kMatTile;
+    b.add(Op::MoeDownHcPost, layer, Buf::HE, Buf::X4).tile = kMatTile;
+}
+
+PassPlan build_flashnext_plan(const ModelConfig& c, const ModelWeights& w) {
+    PassPlan p;
+    Builder b(p);
+    b.add(Op::EmbedHc, -1, Buf::None, Buf::X4);
+    b.add_beside(Op::RopeTable, -1, Buf::None, Buf::Rope);
+    for (int i = 0; i < int(c.n_layer); ++i) flashnext_layer(b, c, w.layers[size_t(i)], i);
+    Stage& n = b.add(Op::HcPre, -1, Buf::X4, Buf::XN);
+    n.norm = &w.output_norm;
+    n.outputs_only = true;
+    n.quantize_out = q8(w.output);
+    Stage& h = b.add(Op::LmHead, -1, Buf::XN, Buf::Logits);
+    h.weight = &w.output;
+    h.tile = kHeadTile;
+    return p;
+}
+
 }  // namespace
 
+bool index_sparse(const ModelConfig& c, int64_t pos) { return c.index_top_k > 0 && pos + 1 > c.index_top_k + 3; }
+
 PassPlan build_pass_plan(const ModelConfig& c, const ModelWeights& w) {
+    if (c.is_flashnext()) return build_flashnext_plan(c, w);
     PassPlan p;
     Builder b(p);
     b.add(Op::Embed, -1, Buf::None, Buf::X);
@@ -112,6 +163,17 @@ int64_t stage_items(const Stage& s, const ModelConfig& c, const PassShape& sh) {
     case Op::ExpertGatedFfn: return c.n_expert * ceil_div(c.n_ff_exp, s.tile);
     case Op::ExpertDownAdd: return ceil_div(c.n_embd, s.tile);
     case Op::LmHead: return sh.n_out == 0 ? 0 : ceil_div(c.n_vocab, s.tile);
+    case Op::EmbedHc: return sh.n_tokens;
+    case Op::HcPre: return s.outputs_only ? sh.n_out : sh.n_tokens;
+    case Op::IndexerProj: return c.n_index_head + 2;
+    case Op::IndexScore:
+        return index_sparse(c, sh.max_pos) ? sh.n_tokens * ceil_div(index_blocks_before(sh.max_pos), kScoreBlocks) : 0;
+    case Op::IndexSelect: return index_sparse(c, sh.max_pos) ? sh.n_tokens : 0;
+    case Op::SparseAttention: return sh.n_tokens * c.n_head_kv;
+    case Op::MatMulHcPost: return ceil_div(c.n_embd, s.tile);
+    case Op::SharedGate: return sh.n_tokens;
+    case Op::SharedGatedFfn: return ceil_div(c.n_ff_shexp, s.tile);
+    case Op::MoeDownHcPost: return ceil_div(c.n_embd, s.tile);
     }
     return 0;
 }
@@ -130,6 +192,16 @@ const char* op_name(Op op) {
     case Op::ExpertGatedFfn: return "expert_gated_ffn";
     case Op::ExpertDownAdd: return "expert_down_add";
     case Op::LmHead: return "lm_head";
+    case Op::EmbedHc: return "embed_hc";
+    case Op::HcPre: return "hc_pre";
+    case Op::IndexerProj: return "indexer_proj";
+    case Op::IndexScore: return "index_score";
+    case Op::IndexSelect: return "index_select";
+    case Op::SparseAttention: return "sparse_attention";
+    case Op::MatMulHcPost: return "matmul_hc_post";
+    case Op::SharedGate: return "shared_gate";
+    case Op::SharedGatedFfn: return "shared_gated_ffn";
+    case Op::MoeDownHcPost: return "moe_down_hc_post";
     }
     return "?";
 }

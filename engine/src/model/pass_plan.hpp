@@ -24,6 +24,15 @@
 //   HE   [T][k][n_ff_exp]   expert activations per slot (+ HEQ)
 //   Logits [n_out][n_vocab]
 // and the sequences' KV cells (see arbor/kv_cache.hpp), written by QkvRope, read by Attention.
+// flashnext (docs/MODEL-flashnext.md) adds:
+//   X4   [T][4][n_embd]     the four hyper-connection streams (replace X)
+//   Hc   [T][24]            pre (4), post (4) and comb (16) of the current sublayer
+//   IndexQ [T][H_I*d_I]     rotated, scaled indexer queries; IndexW [T][H_I] head weights
+//   Scores [T][n_blocks]    indexer block scores (sized for the pass's largest position)
+//   Sel  [T][budget/4]      selected blocks per token, increasing
+//   GS   [T]                shared-expert gate; HS [T][F_s] its activations (+ HSQ)
+// and in the KV pages the indexer keys (IndexerProj) and pooled block keys (IndexerProj, on
+// the token that completes a block).
 #pragma once
 
 #include <arbor/model.hpp>
@@ -51,9 +60,26 @@ enum class Op : uint8_t {
     ExpertGatedFfn,  // HE[t][k] rows for the (t, k) routed to expert e; HEQ           items: n_expert * ceil(n_ff_exp / tile)
     ExpertDownAdd,   // X[t][r] += sum over slots k (w_k * (Wd_e(k)[r] . HE[t][k]))    items: ceil(n_embd / tile)
     LmHead,          // Logits[o][r] = Wout[r] . XN[o]                                 items: ceil(n_vocab / tile)
+    // flashnext (appended: backends refuse ops they do not know).
+    EmbedHc,         // X4[t][i] = row token(t) of token_embd, i = 0..3                 items: T
+    HcPre,           // Hc[t] = mix(fn . rms(X4[t])); XN[t] = rmsnorm(sum pre_i X4[t][i]) * w (+ XQ);
+                     // outputs_only: the head's pre, XN[o] for the output tokens      items: T (n_out)
+    IndexerProj,     // items 0..H_I-1: indexer query head h of every token (RoPE, scale);
+                     // item H_I: head weights; item H_I+1: indexer keys into the cells, then
+                     // the pooled key of each block a token completes                 items: H_I + 2
+    IndexScore,      // Scores[t][b] for 32 blocks b of token t (sparse tokens only)   items: T * ceil(max_blocks / 32), 0 when no token is sparse
+    IndexSelect,     // Sel[t] = the top budget/4 blocks of token t                    items: T, 0 when no token is sparse
+    SparseAttention, // Attention over the token's selected cells (dense when it sees <= budget+3)
+                     //                                                               items: n_head_kv * T
+    MatMulHcPost,    // X4[t][k][r] = post_k * (W[r] . in[t]) + sum_j comb[j][k] X4[t][j][r]
+                     //                                                               items: ceil(n_embd / tile)
+    SharedGate,      // GS[t] = sigmoid(gate_inp_shexp . XN[t])                        items: T
+    SharedGatedFfn,  // HS[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t]); HSQ          items: ceil(F_s / tile)
+    MoeDownHcPost,   // y = sum_k w_k (Wd_e(k)[r] . HE[t][k]) + GS[t] (Wds[r] . HS[t]); X4 update as MatMulHcPost
+                     //                                                               items: ceil(n_embd / tile)
 };
 
-enum class Buf : uint8_t { None, X, XN, Rope, Q, Att, H, Route, HE, Logits };
+enum class Buf : uint8_t { None, X, XN, Rope, Q, Att, H, Route, HE, Logits, X4, Hc, IndexQ, Scores, Sel, GS, HS };
 
 struct Stage {
     Op op = Op::Embed;
@@ -76,7 +102,14 @@ struct PassPlan {
 struct PassShape {
     int64_t n_tokens = 0;
     int64_t n_out = 0;
+    int64_t max_pos = 0;  // the largest position of a token of the pass (sizes IndexScore)
 };
+
+// flashnext: whether a token at `pos` attends to selected blocks (it sees more than budget + 3
+// cells), and the complete blocks before its own block.
+bool index_sparse(const ModelConfig& cfg, int64_t pos);
+inline int64_t index_blocks_before(int64_t pos) { return pos / 4; }
+constexpr int32_t kScoreBlocks = 32;  // blocks per IndexScore item
 
 constexpr int32_t kMatTile = 32;    // rows per item of MatMulAdd, GatedFfn, ExpertGatedFfn, ExpertDownAdd
 constexpr int32_t kHeadTile = 64;   // rows per item of LmHead

@@ -41,6 +41,30 @@ struct Mix {
     }
 };
 
+// flashnext's tensors beyond qwen3moe's (docs/MODEL-flashnext.md): the shared expert, the two
+// hyper-connection wraps and the indexer of layer prefix b.
+void flashnext_layer(std::vector<Spec>& v, const std::string& b, const SynthShape& s, const Mix& mix, float in_e,
+                     float depth) {
+    const int64_t E = s.n_embd, FS = s.n_ff_shexp, HI = s.n_index_head, DI = s.index_dim;
+    const float in_fs = std::sqrt(3.0f / static_cast<float>(FS)), in_hc = std::sqrt(3.0f / static_cast<float>(4 * E));
+    auto f32 = [&](std::string name, std::vector<int64_t> shape, float scale) {
+        v.push_back({std::move(name), std::move(shape), TensorType::F32, Init::Uniform, scale});
+    };
+    v.push_back({b + "ffn_gate_shexp.weight", {E, FS}, mix.pick("shexp"), Init::Uniform, in_e});
+    v.push_back({b + "ffn_up_shexp.weight", {E, FS}, mix.pick("shexp"), Init::Uniform, in_e});
+    v.push_back({b + "ffn_down_shexp.weight", {FS, E}, mix.pick("shexp"), Init::Uniform, in_fs * depth});
+    f32(b + "ffn_gate_inp_shexp.weight", {E}, in_e);
+    for (const char* w : {"hc_attn_", "hc_ffn_"}) {
+        f32(b + w + "fn.weight", {4 * E, 24}, in_hc);
+        f32(b + w + "base.weight", {24}, 1.0f);
+        f32(b + w + "scale.weight", {3}, 1.0f);
+    }
+    v.push_back({b + "indexer.attn_q_b.weight", {E, HI * DI}, mix.pick("indexer"), Init::Uniform, in_e});
+    v.push_back({b + "indexer.attn_k.weight", {E, DI}, mix.pick("indexer"), Init::Uniform, in_e});
+    f32(b + "indexer.proj.weight", {E, HI}, in_e);
+    v.push_back({b + "indexer.k_norm.weight", {DI}, TensorType::F32, Init::Ones, 0});
+}
+
 std::vector<Spec> layout(const std::string& arch, const SynthShape& s, const Mix& mix) {
     std::vector<Spec> v;
     const int64_t E = s.n_embd, H = s.n_head, KV = s.n_head_kv, D = s.head_dim, F = s.n_ff, V = s.n_vocab;
@@ -54,6 +78,11 @@ std::vector<Spec> layout(const std::string& arch, const SynthShape& s, const Mix
     v.push_back({"token_embd.weight", {E, V}, mix.pick("token_embd"), Init::Uniform, in_e});
     ones("output_norm.weight", E);
     if (!s.tied_embeddings) mat("output.weight", E, V, "output");
+    if (arch == "flashnext") {
+        v.push_back({"output_hc_fn.weight", {4 * E, 4}, TensorType::F32, Init::Uniform, std::sqrt(3.0f / static_cast<float>(4 * E))});
+        v.push_back({"output_hc_base.weight", {4}, TensorType::F32, Init::Uniform, 1.0f});
+        v.push_back({"output_hc_scale.weight", {1}, TensorType::F32, Init::Uniform, 1.0f});
+    }
     for (uint32_t l = 0; l < s.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         ones(b + "attn_norm.weight", E);
@@ -64,11 +93,12 @@ std::vector<Spec> layout(const std::string& arch, const SynthShape& s, const Mix
         if (arch == "qwen2")
             for (auto [n, len] : {std::pair{"attn_q.bias", H * D}, std::pair{"attn_k.bias", KV * D}, std::pair{"attn_v.bias", KV * D}})
                 v.push_back({b + n, {len}, TensorType::F32, Init::Uniform, 0.02f});
-        if (arch == "qwen3" || arch == "qwen3moe") {
+        if (arch == "qwen3" || arch == "qwen3moe" || arch == "flashnext") {
             ones(b + "attn_q_norm.weight", D);
             ones(b + "attn_k_norm.weight", D);
         }
         ones(b + "ffn_norm.weight", E);
+        if (arch == "flashnext") flashnext_layer(v, b, s, mix, in_e, depth);
         if (s.n_expert) {
             const int64_t X = s.n_expert, FE = s.n_ff_expert;
             v.push_back({b + "ffn_gate_inp.weight", {E, X}, TensorType::F32, Init::Uniform, in_e});
@@ -105,6 +135,16 @@ void add_metadata(GgufWriter& w, const std::string& arch, const SynthShape& s) {
         w.set(k(LlmKey::ExpertCount), GgufWriteValue::u32(s.n_expert));
         w.set(k(LlmKey::ExpertUsedCount), GgufWriteValue::u32(s.n_expert_used));
         w.set(k(LlmKey::ExpertFeedForwardLength), GgufWriteValue::u32(s.n_ff_expert));
+    }
+    if (arch == "flashnext") {
+        w.set(k(LlmKey::ExpertSharedFeedForwardLength), GgufWriteValue::u32(s.n_ff_shexp));
+        w.set(k(LlmKey::HyperConnectionCount), GgufWriteValue::u32(4));
+        w.set(k(LlmKey::HyperConnectionSinkhornIterations), GgufWriteValue::u32(20));
+        w.set(k(LlmKey::HyperConnectionEpsilon), GgufWriteValue::f32(1e-6f));
+        w.set(k(LlmKey::IndexerHeadCount), GgufWriteValue::u32(s.n_index_head));
+        w.set(k(LlmKey::IndexerKeyLength), GgufWriteValue::u32(s.index_dim));
+        w.set(k(LlmKey::IndexerTopK), GgufWriteValue::u32(s.index_top_k));
+        w.set(k(LlmKey::IndexerBlockSize), GgufWriteValue::u32(4));
     }
 }
 

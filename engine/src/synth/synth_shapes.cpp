@@ -3,7 +3,7 @@
 
 namespace arbor {
 
-std::vector<std::string> synth_architectures() { return {"llama", "qwen2", "qwen3", "qwen3moe"}; }
+std::vector<std::string> synth_architectures() { return {"llama", "qwen2", "qwen3", "qwen3moe", "flashnext"}; }
 
 std::vector<SynthShape> synth_shapes(const std::string& arch) {
     std::vector<SynthShape> v;
@@ -21,13 +21,17 @@ std::vector<SynthShape> synth_shapes(const std::string& arch) {
     } else if (arch == "qwen3moe") {
         dense({"tiny", 256, 2, 4, 2, 64, 512, 1024, 4096, 8, 2, 256, false, 1e6f, 1e-6f});
         dense({"qwen3moe-30b-a3b", 2048, 48, 32, 4, 128, 6144, 151936, 40960, 128, 8, 768, false, 1e6f, 1e-6f});
+    } else if (arch == "flashnext") {
+        // docs/MODEL-flashnext.md: tiny selects from position 67 on (budget 64).
+        dense({"tiny", 256, 2, 4, 2, 64, 0, 1024, 4096, 8, 2, 256, false, 1e6f, 1e-6f, 256, 4, 64, 64});
+        dense({"30b-a3b", 2048, 48, 32, 4, 128, 0, 151936, 40960, 128, 8, 768, false, 1e6f, 1e-6f, 768, 16, 128, 2048});
     }
     return v;
 }
 
 Result<SynthShape> synth_shape(const std::string& arch, const std::string& shape) {
     const auto all = synth_shapes(arch);
-    if (all.empty()) return make_error("synth: unknown architecture '" + arch + "' (known: llama, qwen2, qwen3, qwen3moe)");
+    if (all.empty()) return make_error("synth: unknown architecture '" + arch + "' (known: llama, qwen2, qwen3, qwen3moe, flashnext)");
     std::string names;
     for (const auto& s : all) {
         if (s.name == shape) return s;
