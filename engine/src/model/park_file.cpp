@@ -229,6 +229,7 @@ Status write_park_file(const std::string& path, const Model& model, const KvSequ
     if (seq.poisoned_from() >= 0)
         return make_error("park: KV cell " + std::to_string(seq.poisoned_from()) + " is poisoned; recompute it first");
     const KvLayout& L = seq.cache().layout();
+    seq.cache().memory().sync();  // device passes' writes visible to these host reads
     auto file = AtomicFile::create(path);
     if (!file) return file.error();
     SectionWriter w(file.value());

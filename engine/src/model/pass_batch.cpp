@@ -12,7 +12,7 @@ Status validate_batch(const ModelConfig& c, std::span<const BatchEntry> batch) {
         if (!e.seq) return make_error("batch entry " + std::to_string(i) + " has no sequence");
         const KvLayout& l = e.seq->cache().layout();
         if (l.n_layer != want.n_layer || l.n_head_kv != want.n_head_kv || l.head_dim_k != want.head_dim_k ||
-            l.head_dim_v != want.head_dim_v)
+            l.head_dim_v != want.head_dim_v || l.index_dim != want.index_dim)
             return make_error("batch entry " + std::to_string(i) + ": its KV cache was made for another model");
         if (l.type != batch[0].seq->cache().layout().type)
             return make_error("batch entry " + std::to_string(i) + ": its KV cache type differs from entry 0's");
