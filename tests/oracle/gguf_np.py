@@ -1,7 +1,7 @@
 """A small, independent GGUF reader in numpy (no llama.cpp, no Arbor code).
 
-Reads the header, the metadata and the tensor table of a GGUF v2/v3 file and decodes F32, F16
-and BF16 tensors to float64 numpy arrays shaped like PyTorch/HF weights (rows first: a GGUF
+Reads the header, the metadata and the tensor table of a GGUF v2/v3 file and decodes F32, F16,
+BF16 and Q8_0 tensors to float64 numpy arrays shaped like PyTorch/HF weights (rows first: a GGUF
 tensor with ne = [cols, rows] becomes an array of shape (rows, cols)).
 
 Used by the float64 reference (ref_numpy.py) and the transformers comparison (ref_hf.py).
@@ -107,6 +107,9 @@ class Gguf:
         elif t.type == 30:
             u = np.frombuffer(b, dtype="<u2").astype(np.uint32) << 16
             a = u.view(np.float32).astype(np.float64)
+        elif t.type == 8:  # Q8_0: blocks of (f16 scale, 32 x int8), value = scale * q
+            blocks = np.frombuffer(b, dtype=np.dtype([("d", "<f2"), ("q", "i1", 32)]))
+            a = (blocks["d"].astype(np.float64)[:, None] * blocks["q"].astype(np.float64)).reshape(-1)
         else:
             raise ValueError(f"tensor {name}: type {t.type_name} is not decoded by this reader")
         return a.reshape(list(reversed(t.ne)))
