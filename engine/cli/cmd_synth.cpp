@@ -35,7 +35,7 @@ int run_synth(std::vector<std::string> argv) {
 }
 
 const Command kSynth("synth", "write a synthetic GGUF model (random weights, BPE tokenizer, ChatML template)",
-                     "--arch llama|qwen2|qwen3|qwen3moe --shape S [--type T] [--seed N] [--zero-data] [--threads N] -o OUT.gguf",
+                     "--arch llama|qwen2|qwen3|qwen3moe|flashnext --shape S [--type T] [--seed N] [--zero-data] [--threads N] -o OUT.gguf",
                      run_synth);
 
 }  // namespace

@@ -1,0 +1,156 @@
+// Statistics, text table and JSON of `arbor-cli bench` (see bench_report.hpp).
+#include "bench_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace arbor::cli::bench {
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::string mib(uint64_t bytes) { return fmt("%.2f MiB", double(bytes) / double(1 << 20)); }
+
+}  // namespace
+
+RowStats summarize(const RowRun& run, RowLabel label, const DecodeBytes& bytes, const std::optional<Bandwidth>& bw,
+                   int64_t n_ctx_train) {
+    RowStats s;
+    s.spec = run.spec;
+    s.label = std::move(label);
+    int64_t passes = 0, launches = 0;
+    std::vector<double> dev;
+    bool has_device = false;
+    for (const RepSample& r : run.reps) {
+        s.ms.push_back(r.ms);
+        dev.push_back(r.device_ms);
+        has_device = has_device || r.device_ms > 0;
+        passes += r.passes;
+        launches += r.launches;
+    }
+    if (!s.ms.empty()) {
+        s.p50_ms = median(s.ms);
+        s.min_ms = *std::min_element(s.ms.begin(), s.ms.end());
+        s.max_ms = *std::max_element(s.ms.begin(), s.ms.end());
+        s.passes_per_rep = double(passes) / double(s.ms.size());
+    }
+    s.launches_per_pass = passes > 0 ? double(launches) / double(passes) : 0.0;
+    if (has_device) s.device_ms_p50 = median(dev);
+    if (run.spec.kind == RowKind::Decode && bw && bw->bytes_per_s > 0) {
+        s.floor_ms = decode_floor_ms(bytes, run.spec.depth, run.spec.tokens, bw->bytes_per_s);
+        if (*s.floor_ms > 0) s.ratio = s.p50_ms / *s.floor_ms;
+    }
+    s.beyond_train_ctx = n_ctx_train > 0 && run.spec.depth + run.spec.tokens > n_ctx_train;
+    return s;
+}
+
+std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows) {
+    std::string t;
+    t += "model: " + info.model_path + " (" + info.model_summary + ")\n";
+    t += "device: " + info.device + " [" + info.backend + " backend]\n";
+    t += "decode reads " + mib(info.bytes.weights) + " of weights per token + " +
+         fmt("%.1f KiB", double(info.bytes.kv_per_cell) / 1024.0) + " of KV per cell\n";
+    if (info.bandwidth)
+        t += "bandwidth: " + fmt("%.1f GB/s", info.bandwidth->bytes_per_s / 1e9) + " (" + info.bandwidth->source + ")\n";
+    else
+        t += "bandwidth: not measured (" + info.bandwidth_error + "); no floor\n";
+    t += std::to_string(info.reps) + " reps after " + std::to_string(info.warmup) +
+         " warm-up, interleaved across rows; decode rows: ms per token over " + std::to_string(kDecodeSteps) +
+         " greedy steps, other rows: ms per eval call\n\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%-20s %10s %10s %10s %5s %-12s %14s %10s %7s\n", "row", "p50 ms", "min ms",
+                  "max ms", "reps", "label", "launches/pass", "floor ms", "ratio");
+    t += line;
+    for (const RowStats& r : rows) {
+        const std::string floor = r.floor_ms ? fmt("%.4f", *r.floor_ms) : "-";
+        const std::string ratio = r.ratio ? fmt("%.2f", *r.ratio) : "-";
+        std::snprintf(line, sizeof line, "%-20s %10.4f %10.4f %10.4f %5zu %-12s %14s %10s %7s\n", r.spec.name.c_str(),
+                      r.p50_ms, r.min_ms, r.max_ms, r.ms.size(), r.label.label.c_str(),
+                      fmt("%.2f", r.launches_per_pass).c_str(), floor.c_str(), ratio.c_str());
+        t += line;
+    }
+    if (!info.profile.empty()) {
+        t += "\nprofile of one pass of " + info.profile_row + ":\n";
+        for (const std::string& l : info.profile) t += l + "\n";
+    }
+    return t;
+}
+
+json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows) {
+    using json::Value;
+    Value o = Value::object();
+    o["model"] = info.model_path;
+    o["model_summary"] = info.model_summary;
+    o["device"] = info.device;
+    o["backend"] = info.backend;
+    o["n_ctx_train"] = info.n_ctx_train;
+    o["max_batch_tokens"] = info.max_batch_tokens;
+    o["reps"] = info.reps;
+    o["warmup"] = info.warmup;
+    o["seed"] = static_cast<unsigned long long>(info.seed);
+    o["decode_steps"] = kDecodeSteps;
+    o["weight_bytes_per_token"] = static_cast<unsigned long long>(info.bytes.weights);
+    o["kv_bytes_per_cell"] = static_cast<unsigned long long>(info.bytes.kv_per_cell);
+    o["bandwidth_bytes_per_s"] = info.bandwidth ? Value(info.bandwidth->bytes_per_s) : Value(nullptr);
+    o["bandwidth_source"] = info.bandwidth ? info.bandwidth->source : "not measured: " + info.bandwidth_error;
+    o["context_build_s"] = info.context_build_s;
+    o["kv_cache_bytes"] = static_cast<unsigned long long>(info.kv_cache_bytes);
+    Value list = Value::array();
+    for (const RowStats& r : rows) {
+        Value j = Value::object();
+        j["row"] = r.spec.name;
+        j["kind"] = r.spec.kind == RowKind::Decode ? "decode" : "append";
+        j["depth"] = r.spec.depth;
+        j["tokens"] = r.spec.tokens;
+        j["contexts"] = r.spec.contexts;
+        j["unit"] = r.spec.kind == RowKind::Decode ? "ms/token" : "ms/call";
+        j["p50_ms"] = r.p50_ms;
+        j["min_ms"] = r.min_ms;
+        j["max_ms"] = r.max_ms;
+        j["reps"] = int64_t(r.ms.size());
+        Value ms = Value::array();
+        for (double v : r.ms) ms.push_back(v);
+        j["rep_ms"] = std::move(ms);
+        j["label"] = r.label.label;
+        Value counts = Value::object();
+        for (int c = 0; c < telemetry::kContentionCount; ++c)
+            counts[telemetry::contention_name(telemetry::Contention(c))] =
+                static_cast<unsigned long long>(r.label.counts[size_t(c)]);
+        j["snapshots"] = std::move(counts);
+        Value reasons = Value::array();
+        for (const std::string& why : r.label.reasons) reasons.push_back(why);
+        j["contention_reasons"] = std::move(reasons);
+        j["launches_per_pass"] = r.launches_per_pass;
+        j["passes_per_rep"] = r.passes_per_rep;
+        j["device_ms_p50"] = r.device_ms_p50 ? Value(*r.device_ms_p50) : Value(nullptr);
+        j["floor_ms"] = r.floor_ms ? Value(*r.floor_ms) : Value(nullptr);
+        j["ratio"] = r.ratio ? Value(*r.ratio) : Value(nullptr);
+        j["beyond_train_ctx"] = r.beyond_train_ctx;
+        list.push_back(std::move(j));
+    }
+    o["rows"] = std::move(list);
+    Value notes = Value::array(), warnings = Value::array(), profile = Value::array();
+    for (const std::string& n : info.notes) notes.push_back(n);
+    for (const std::string& w : info.warnings) warnings.push_back(w);
+    for (const std::string& l : info.profile) profile.push_back(l);
+    o["notes"] = std::move(notes);
+    o["warnings"] = std::move(warnings);
+    if (!info.profile.empty()) {
+        o["profile_row"] = info.profile_row;
+        o["profile"] = std::move(profile);
+    }
+    return o;
+}
+
+}  // namespace arbor::cli::bench

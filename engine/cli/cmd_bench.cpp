@@ -1,0 +1,214 @@
+// arbor-cli bench: the performance table of issue 11. Rows (bench_rows.hpp) run on a backend
+// over contexts built once (bench_runner.hpp); repetitions are interleaved across rows (the first
+// repetition of every row, then the second, ...), after `--warmup` untimed ones. Each row gets a
+// p50, min and max, its telemetry label (bench_labels.hpp), its launches per pass from the
+// backend's counters, and for decode rows the bandwidth floor and the ratio to it
+// (bench_floor.hpp). The table goes to stdout, progress and notes to stderr, and --json FILE
+// writes the same as JSON (--json - puts the JSON on stdout instead of the table).
+//
+// Contexts deeper than the model's training context are allowed: the rows measure cost, which
+// does not depend on whether the model was trained at those positions. The bench says so in a
+// note and marks those rows (beyond_train_ctx).
+//
+// The whole run holds the host benchmark lock (telemetry::TimingGuard), so GPU benchmarks and
+// builds that take the same lock do not overlap it.
+#include "bench_floor.hpp"
+#include "bench_labels.hpp"
+#include "bench_report.hpp"
+#include "bench_rows.hpp"
+#include "bench_runner.hpp"
+#include "cli.hpp"
+
+#include <arbor/backend.hpp>
+#include <arbor/json.hpp>
+#include <arbor/telemetry.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace arbor::cli {
+namespace {
+
+namespace tel = arbor::telemetry;
+using namespace arbor::cli::bench;
+
+constexpr const char* kUsage =
+    "-m M.gguf [--backend gpu|cpu] [--rows LIST] [--depths LIST] [--reps N] [--warmup N] [--json FILE|-] "
+    "[--profile FILE] [--threads N] [--batch N] [--seed S]";
+
+constexpr const char* kSummary =
+    "time decode and prefill rows at given context depths (table, telemetry labels, bandwidth floor)";
+
+std::string model_summary(const ModelConfig& c) {
+    std::string s = c.arch_name + ", " + std::to_string(c.n_layer) + " layers, n_embd " + std::to_string(c.n_embd) +
+                    ", vocab " + std::to_string(c.n_vocab) + ", n_ctx_train " + std::to_string(c.n_ctx_train);
+    if (c.is_moe())
+        s += ", " + std::to_string(c.n_expert) + " experts (" + std::to_string(c.n_expert_used) + " used)";
+    return s;
+}
+
+int64_t checked(const std::optional<int64_t>& v, int64_t fallback, int64_t lo, int64_t hi, const char* flag) {
+    if (!v) return fallback;
+    if (*v < lo || *v > hi)
+        throw UsageError(std::string(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return *v;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw RuntimeFailure("cannot write " + path + ": " + std::strerror(errno));
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (std::fclose(f) != 0 || !ok) throw RuntimeFailure("cannot write " + path + ": " + std::strerror(errno));
+}
+
+void say(const std::string& what, const std::string& line) { std::fprintf(stderr, "%s: %s\n", what.c_str(), line.c_str()); }
+
+int run_bench(std::vector<std::string> argv) {
+    Args a(std::move(argv));
+    const auto model_path = a.value("-m", "--model");
+    const std::string backend_name = a.value("--backend").value_or("gpu");
+    const auto rows_flag = a.value("--rows");
+    const auto depths_flag = a.value("--depths");
+    const int64_t reps = checked(a.integer("--reps"), 5, 1, 1000, "--reps");
+    const int64_t warmup = checked(a.integer("--warmup"), 1, 0, 100, "--warmup");
+    const auto json_path = a.value("--json");
+    const auto profile_path = a.value("--profile");
+    const int64_t threads = checked(a.integer("--threads"), 0, 1, 256, "--threads");
+    const auto batch_flag = a.integer("--batch");
+    const uint64_t seed = uint64_t(checked(a.integer("--seed"), 1, 0, INT64_MAX, "--seed"));
+    a.finish();
+
+    if (!model_path) throw UsageError("missing -m MODEL.gguf");
+    if (backend_name != "cpu" && backend_name != "gpu") throw UsageError("--backend must be gpu or cpu");
+    if (json_path && json_path->empty()) throw UsageError("--json needs a file name (or - for stdout)");
+    if (profile_path && profile_path->empty()) throw UsageError("--profile needs a file name");
+    std::vector<int64_t> depths = default_decode_depths();
+    if (depths_flag) {
+        auto d = parse_depths(*depths_flag);
+        if (!d) throw UsageError("--depths: " + d.message());
+        depths = std::move(d.value());
+    }
+    bool used_depths = false;
+    auto parsed = parse_rows(rows_flag.value_or(default_rows()), depths, &used_depths);
+    if (!parsed) throw UsageError("--rows: " + parsed.message());
+    if (depths_flag && !used_depths)
+        throw UsageError("--depths sets the depths of the bare 'decode' row, and --rows lists none");
+    std::vector<RowSpec> rows = std::move(parsed.value());
+    int64_t widest = 1;
+    for (const RowSpec& r : rows)
+        if (r.kind == RowKind::Append) widest = std::max(widest, r.tokens * r.contexts);
+    const int64_t batch = checked(batch_flag, std::max<int64_t>(256, widest), 1, kMaxAppendTokens, "--batch");
+
+    auto model = Model::load(*model_path);
+    if (!model) throw InputError(model.message());
+    const ModelConfig& cfg = model.value()->config();
+
+    BenchInfo info;
+    info.model_path = *model_path;
+    info.model_summary = model_summary(cfg);
+    info.backend = backend_name;
+    info.n_ctx_train = cfg.n_ctx_train;
+    info.max_batch_tokens = batch;
+    info.reps = reps;
+    info.warmup = warmup;
+    info.seed = seed;
+    info.bytes = decode_bytes(*model.value(), kv_type_bytes(KvType::F16));
+    std::string beyond;
+    for (const RowSpec& r : rows)
+        if (cfg.n_ctx_train > 0 && r.depth + r.tokens > cfg.n_ctx_train) beyond += (beyond.empty() ? "" : ", ") + r.name;
+    if (!beyond.empty())
+        info.notes.push_back("rows " + beyond + " run past the model's training context of " +
+                             std::to_string(cfg.n_ctx_train) + " cells (allowed: the cost does not depend on it)");
+    if (batch < widest)
+        info.notes.push_back("--batch " + std::to_string(batch) + " is below the widest row's " + std::to_string(widest) +
+                             " tokens: that row takes several passes");
+    for (const std::string& n : info.notes) say("note", n);
+
+    BackendOptions bo;
+    bo.threads = int(threads);
+    bo.max_batch_tokens = batch;
+    auto made = make_backend(backend_name, model.value(), bo);
+    if (!made) throw RuntimeFailure(made.message());
+    Backend& backend = *made.value();
+    info.device = backend.device();
+    if (profile_path) {  // fail now, not after building the contexts
+        if (auto s = backend.set_profiling(true, ""); !s) throw InputError("--profile: " + s.message());
+        if (auto s = backend.set_profiling(false, ""); !s) throw RuntimeFailure(s.message());
+    }
+
+    tel::SamplerOptions so;
+    so.interval = std::chrono::milliseconds(100);
+    tel::Sampler sampler(so);
+    if (auto s = sampler.start(); !s) info.warnings.push_back("telemetry sampler did not start: " + s.message());
+    auto guard = tel::TimingGuard::begin(sampler);
+    if (!guard) throw RuntimeFailure("benchmark lock: " + guard.message());
+    for (const std::string& w : guard->warnings()) info.warnings.push_back(w);
+    for (const std::string& w : info.warnings) say("warning", w);
+
+    auto bw = backend_name == "cpu"
+                  ? host_copy_bandwidth(threads > 0 ? int(threads) : int(std::max(1u, std::thread::hardware_concurrency())))
+                  : device_copy_bandwidth();
+    if (bw) {
+        info.bandwidth = bw.value();
+    } else {
+        info.bandwidth_error = bw.message();
+        say("warning", "no bandwidth floor: " + bw.message());
+    }
+
+    BenchRunner runner(backend, rows, batch, seed);
+    info.kv_cache_bytes = uint64_t(runner.kv_pages()) * uint64_t(kKvPageCells) * info.bytes.kv_per_cell;
+    say("bench", "KV cache: up to " + std::to_string(runner.kv_pages()) + " pages, " +
+                     std::to_string(info.kv_cache_bytes >> 20) + " MiB");
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto s = runner.prepare([](const std::string& line) { say("bench", line); }); !s)
+        throw RuntimeFailure(s.message());
+    info.context_build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    const uint64_t rec = sampler.begin_recording();
+    for (int64_t rep = 0; rep < warmup + reps; ++rep)
+        for (size_t i = 0; i < rows.size(); ++i)
+            if (auto s = runner.run_rep(i, rep >= warmup); !s) throw RuntimeFailure(s.message());
+    if (sampler.running()) {  // one snapshot after the last repetition, so that it is covered
+        const auto last = sampler.latest();
+        (void)sampler.wait_newer(last ? last->sequence : 0, std::chrono::milliseconds(1000));
+    }
+    const tel::Sampler::Recording recording = sampler.end_recording(rec);
+    if (recording.dropped > 0) {
+        info.warnings.push_back(std::to_string(recording.dropped) +
+                                " telemetry snapshots were not recorded (run too long): late rows may be unmonitored");
+        say("warning", info.warnings.back());
+    }
+
+    if (profile_path) {
+        size_t pick = 0;
+        for (size_t i = rows.size(); i-- > 0;)
+            if (rows[i].kind == RowKind::Decode) pick = i;
+        auto table = runner.profile_pass(pick, *profile_path);
+        if (!table) throw RuntimeFailure("--profile: " + table.message());
+        info.profile = std::move(table.value());
+        info.profile_row = "a decode step at depth " + std::to_string(rows[pick].depth) + " (" + rows[pick].name + ")";
+    }
+    const tel::TimedRunReport run = guard->finish();
+    for (size_t w = guard->warnings().size(); w < run.warnings.size(); ++w) {
+        info.warnings.push_back(run.warnings[w]);
+        say("warning", run.warnings[w]);
+    }
+
+    std::vector<RowStats> stats;
+    for (const RowRun& r : runner.rows())
+        stats.push_back(summarize(r, label_row(recording.snapshots, r.reps), info.bytes, info.bandwidth, cfg.n_ctx_train));
+    const std::string doc = json::dump(json_report(info, stats), 2) + "\n";
+    if (json_path && *json_path != "-") write_file(*json_path, doc);
+    write_stdout(json_path && *json_path == "-" ? doc : text_report(info, stats));
+    return 0;
+}
+
+const Command kBench("bench", kSummary, kUsage, run_bench);
+
+}  // namespace
+}  // namespace arbor::cli

@@ -1,0 +1,288 @@
+// arbor-cli bench end to end on the CPU backend, on stories260K and a tiny synthetic qwen3moe
+// (written by `arbor-cli synth`), at small depths so that each run takes about a second.
+//
+// Oracles: the JSON contract of issue 11 (model, device, rows with row, p50_ms, min_ms, max_ms,
+// reps, label, launches_per_pass); p50, min and max recomputed from the repetitions the JSON
+// lists; the CPU backend's counters (no launches, one pass per decode step and one per append
+// call); and the bandwidth floor recomputed from `arbor-cli info --json`'s tensor table with the
+// block sizes of the GGUF spec (MoE expert tensors at n_expert_used / n_expert) and the KV cell
+// size from the hyperparameters. Then the usage errors: exit 1, nothing on stdout, one error line.
+#include "test_data.hpp"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace arbor::test;
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(qEnvironmentVariable("ARBOR_CLI"), args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+QString stories() { return sharedData() + "/models/stories260K.gguf"; }
+
+// Bytes of a tensor of `type` and `shape`, from the GGUF block sizes (elements, bytes per block).
+double tensorBytes(const QString& type, const QJsonArray& shape, bool* known) {
+    static const QHash<QString, QPair<int, int>> blocks = {
+        {"F32", {1, 4}},      {"F16", {1, 2}},       {"BF16", {1, 2}},     {"Q8_0", {32, 34}},
+        {"Q4_0", {32, 18}},   {"Q4_1", {32, 20}},    {"Q5_0", {32, 22}},   {"Q5_1", {32, 24}},
+        {"Q2_K", {256, 84}},  {"Q3_K", {256, 110}},  {"Q4_K", {256, 144}}, {"Q5_K", {256, 176}},
+        {"Q6_K", {256, 210}}, {"IQ4_XS", {256, 136}}, {"IQ4_NL", {32, 18}}};
+    double n = 1;
+    for (const auto& d : shape) n *= d.toDouble();
+    if (!blocks.contains(type)) {
+        *known = false;
+        return 0;
+    }
+    return n / blocks[type].first * blocks[type].second;
+}
+
+// What one decode step must read, from `arbor-cli info --json` alone.
+struct Expected {
+    double weights = 0, kv_per_cell = 0;
+    qint64 n_ctx_train = 0;
+};
+
+Expected expectedBytes(const QString& model) {
+    Expected e;
+    const Run r = cli({"info", model, "--json"});
+    if (r.code != 0) return e;
+    const QJsonObject info = QJsonDocument::fromJson(r.out).object();
+    const QJsonObject md = info["metadata"].toObject();
+    const QString arch = info["architecture"].toString();
+    auto num = [&](const QString& key, double fallback) { return md.value(arch + "." + key).toDouble(fallback); };
+    const double n_embd = num("embedding_length", 0), n_head = num("attention.head_count", 1);
+    const double n_head_kv = num("attention.head_count_kv", n_head);
+    const double hk = num("attention.key_length", n_embd / n_head), hv = num("attention.value_length", n_embd / n_head);
+    const double n_expert = num("expert_count", 0), n_used = num("expert_used_count", 0);
+    e.kv_per_cell = num("block_count", 0) * n_head_kv * (hk + hv) * 2.0;  // f16 K and V
+    e.n_ctx_train = qint64(num("context_length", 0));
+    bool tied = true, known = true;
+    for (const auto& tv : info["tensors"].toArray())
+        if (tv.toObject()["name"].toString() == "output.weight") tied = false;
+    for (const auto& tv : info["tensors"].toArray()) {
+        const QJsonObject t = tv.toObject();
+        const QString name = t["name"].toString();
+        const QJsonArray shape = t["shape"].toArray();
+        const double bytes = tensorBytes(t["type"].toString(), shape, &known);
+        if (name == "token_embd.weight")
+            e.weights += bytes / shape.last().toDouble() + (tied ? bytes : 0.0);
+        else if (name.contains("_exps."))
+            e.weights += bytes * n_used / n_expert;
+        else
+            e.weights += bytes;
+    }
+    if (!known) e.weights = -1;
+    return e;
+}
+
+double median(QList<double> v) {
+    std::sort(v.begin(), v.end());
+    const qsizetype n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+QString lastLine(const QByteArray& b) { return QString::fromUtf8(b).trimmed().split('\n').last(); }
+
+}  // namespace
+
+class TestBenchCli : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    QString moe_;
+
+private slots:
+    void initTestCase() {
+        if (qEnvironmentVariable("ARBOR_CLI").isEmpty()) {
+            if (inCi()) QFAIL("ARBOR_CLI is not set");
+            QSKIP("ARBOR_CLI is not set (run through ctest)");
+        }
+        QVERIFY(tmp_.isValid());
+        moe_ = tmp_.filePath("moe-tiny-q4k.gguf");
+        const Run s = cli({"synth", "--arch", "qwen3moe", "--shape", "tiny", "--type", "Q4_K", "--threads", "1", "-o", moe_});
+        QVERIFY2(s.code == 0, s.err.constData());
+    }
+
+    void report_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QStringList>("rows");
+        QTest::addColumn<QList<int>>("passes");  // per repetition
+        QTest::addColumn<int>("reps");
+        QTest::addColumn<bool>("toFile");
+        QTest::newRow("stories260K, decode and reads")
+            << "stories" << QStringList{"--rows", "decode,read50@300,read20x3@40", "--depths", "8,300", "--reps", "3"}
+            << QStringList{"decode@8", "decode@300", "read50@300", "read20x3@40"} << QList<int>{64, 64, 1, 1} << 3 << true;
+        QTest::newRow("tiny qwen3moe, JSON on stdout")
+            << "moe" << QStringList{"--rows", "decode@8,prefill30@20", "--reps", "2", "--warmup", "0"}
+            << QStringList{"decode@8", "prefill30@20"} << QList<int>{64, 1} << 2 << false;
+    }
+    void report() {
+        QFETCH(QString, model);
+        QFETCH(QStringList, args);
+        QFETCH(QStringList, rows);
+        QFETCH(QList<int>, passes);
+        QFETCH(int, reps);
+        QFETCH(bool, toFile);
+        const QString path = model == "stories" ? stories() : moe_;
+        ARBOR_REQUIRE_PATH(path);
+        const QString json = toFile ? tmp_.filePath("bench.json") : QString("-");
+        const Run r = cli(QStringList{"bench", "-m", path, "--backend", "cpu", "--threads", "2", "--json", json} + args);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QByteArray doc = r.out;
+        if (toFile) {
+            QFile f(json);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            doc = f.readAll();
+            // The table: a header and one line per row, in order.
+            const QStringList lines = QString::fromUtf8(r.out).split('\n');
+            const auto header = std::find_if(lines.begin(), lines.end(), [](const QString& l) { return l.startsWith("row "); });
+            QVERIFY2(header != lines.end(), r.out.constData());
+            for (int i = 0; i < rows.size(); ++i) QVERIFY2((header + 1 + i)->startsWith(rows[i] + " "), r.out.constData());
+        }
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(doc, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+        QCOMPARE(o["model"].toString(), path);
+        QVERIFY(o["device"].toString().startsWith("CPU, 2 threads"));
+        QCOMPARE(o["backend"].toString(), QString("cpu"));
+
+        const Expected want = expectedBytes(path);
+        QVERIFY2(want.weights > 0, "the model holds a tensor type the test's table lacks");
+        QCOMPARE(o["weight_bytes_per_token"].toDouble(), want.weights);
+        QCOMPARE(o["kv_bytes_per_cell"].toDouble(), want.kv_per_cell);
+        const double bw = o["bandwidth_bytes_per_s"].toDouble();
+        QVERIFY2(bw > 1e8 && bw < 1e13, qPrintable(QString::number(bw)));
+
+        const QJsonArray list = o["rows"].toArray();
+        QCOMPARE(list.size(), rows.size());
+        bool beyond_any = false;
+        for (int i = 0; i < rows.size(); ++i) {
+            const QJsonObject row = list[i].toObject();
+            const QString name = row["row"].toString();
+            QCOMPARE(name, rows[i]);
+            QCOMPARE(row["reps"].toInt(), reps);
+            QList<double> ms;
+            for (const auto& v : row["rep_ms"].toArray()) ms.push_back(v.toDouble());
+            QCOMPARE(ms.size(), qsizetype(reps));
+            const double p50 = row["p50_ms"].toDouble(), lo = row["min_ms"].toDouble(), hi = row["max_ms"].toDouble();
+            QVERIFY2(lo > 0 && lo <= p50 && p50 <= hi, qPrintable(name));
+            QVERIFY(near(p50, median(ms)));
+            QCOMPARE(lo, *std::min_element(ms.begin(), ms.end()));
+            QCOMPARE(hi, *std::max_element(ms.begin(), ms.end()));
+            const QString label = row["label"].toString();
+            QVERIFY2(label == "clean" || label == "contended", qPrintable(name + ": " + label));
+            QVERIFY(row.contains("launches_per_pass"));
+            QCOMPARE(row["launches_per_pass"].toDouble(), 0.0);
+            QCOMPARE(row["passes_per_rep"].toDouble(), double(passes[i]));
+            const qint64 depth = row["depth"].toInteger(), tokens = row["tokens"].toInteger();
+            const bool beyond = depth + tokens > want.n_ctx_train;
+            QCOMPARE(row["beyond_train_ctx"].toBool(), beyond);
+            beyond_any = beyond_any || beyond;
+            if (name.startsWith("decode@")) {
+                QCOMPARE(row["unit"].toString(), QString("ms/token"));
+                const double floor = (want.weights + want.kv_per_cell * (double(depth) + 32.5)) / bw * 1000.0;
+                QVERIFY2(near(row["floor_ms"].toDouble(), floor), qPrintable(name));
+                QVERIFY(near(row["ratio"].toDouble(), p50 / floor));
+            } else {
+                QCOMPARE(row["unit"].toString(), QString("ms/call"));
+                QVERIFY(row["floor_ms"].isNull());
+            }
+        }
+        QVERIFY(!beyond_any);
+        QVERIFY(o["notes"].toArray().isEmpty());
+    }
+
+    // Rows past the model's training context are allowed and noted before any work starts
+    // (checked on a run that then stops at --profile, which the CPU backend refuses, so that no
+    // 2048-cell context is built).
+    void pastTrainingContext() {
+        ARBOR_REQUIRE_PATH(stories());
+        const Run r = cli({"bench", "-m", stories(), "--backend", "cpu", "--rows", "decode@100,decode@1990,read50@2000",
+                           "--profile", tmp_.filePath("trace.json")});
+        QCOMPARE(r.code, 1);
+        const QStringList err = QString::fromUtf8(r.err).trimmed().split('\n');
+        QCOMPARE(err.size(), 2);
+        QCOMPARE(err[0], QString("note: rows decode@1990, read50@2000 run past the model's training context of 2048 "
+                                 "cells (allowed: the cost does not depend on it)"));
+        QVERIFY(err[1].startsWith("error: --profile: the cpu backend has no kernel profiler"));
+    }
+
+    void usageErrors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("says");
+        const QString m = stories();
+        const QStringList cpu = {"bench", "-m", m, "--backend", "cpu"};
+        QTest::newRow("unknown row") << cpu + QStringList{"--rows", "bogus@8"} << 1 << "unknown row 'bogus@8'";
+        QTest::newRow("row without depth") << cpu + QStringList{"--rows", "decode8"} << 1 << "unknown row 'decode8'";
+        QTest::newRow("no tokens") << cpu + QStringList{"--rows", "read0@8"} << 1 << "the token count in 'read0@8'";
+        QTest::newRow("depth beyond the limit") << cpu + QStringList{"--rows", "decode@2000000"} << 1 << "outside 0..1048576";
+        QTest::newRow("too many contexts") << cpu + QStringList{"--rows", "read5x65@8"} << 1 << "the context count";
+        QTest::newRow("duplicate row") << cpu + QStringList{"--rows", "decode@8,decode@8"} << 1 << "listed twice";
+        QTest::newRow("depths without decode") << cpu + QStringList{"--rows", "read50@8", "--depths", "8"} << 1 << "--depths";
+        QTest::newRow("bad depth") << cpu + QStringList{"--depths", "8,x"} << 1 << "the depth in 'x'";
+        QTest::newRow("zero reps") << cpu + QStringList{"--reps", "0"} << 1 << "--reps";
+        QTest::newRow("bad backend") << QStringList{"bench", "-m", m, "--backend", "tpu"} << 1 << "--backend";
+        QTest::newRow("unknown flag") << cpu + QStringList{"--bogus"} << 1 << "--bogus";
+        QTest::newRow("missing model") << QStringList{"bench", "--backend", "cpu"} << 1 << "missing -m";
+        QTest::newRow("bad model path") << QStringList{"bench", "-m", "/nonexistent.gguf", "--backend", "cpu"} << 1
+                                        << "/nonexistent.gguf";
+        QTest::newRow("profile on the cpu") << cpu + QStringList{"--rows", "decode@8", "--profile", "/tmp/x.json"} << 1
+                                            << "no kernel profiler";
+    }
+    void usageErrors() {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, says);
+        if (args.contains(stories())) ARBOR_REQUIRE_PATH(stories());
+        const Run r = cli(args);
+        QCOMPARE(r.code, code);
+        QVERIFY(r.out.isEmpty());
+        QVERIFY2(lastLine(r.err).startsWith("error: "), r.err.constData());
+        QVERIFY2(lastLine(r.err).contains(says), r.err.constData());
+    }
+
+    // Without a usable GPU, --backend gpu (the default) is a runtime failure that says why.
+    void noGpu() {
+        ARBOR_REQUIRE_PATH(stories());
+        const Run g = cli({"gpu", "--json"});
+        QCOMPARE(g.code, 0);
+        if (!QJsonDocument::fromJson(g.out).object()["devices"].toArray().isEmpty()) QSKIP("this machine has a GPU");
+        const Run r = cli({"bench", "-m", stories(), "--rows", "decode@8"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.out.isEmpty());
+        QVERIFY2(lastLine(r.err).startsWith("error: the GPU backend is not available"), r.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBenchCli)
+#include "test_bench_cli.moc"
