@@ -34,12 +34,15 @@ Pane {
             Layout.fillWidth: true
             Layout.fillHeight: true
 
+            // Laid out bottom to top over the path reversed (row 0 is the newest message):
+            // opening a long chat starts at its end and makes only the delegates that are seen.
             ListView {
                 id: messages
                 objectName: "messageList"
                 anchors.fill: parent
                 clip: true
-                model: ChatController.messages
+                verticalLayoutDirection: ListView.BottomToTop
+                model: ChatController.messagesNewestFirst
                 spacing: 4
                 topMargin: 12
                 bottomMargin: 12
@@ -47,12 +50,17 @@ Pane {
                     objectName: "messageScrollBar"
                 }
 
-                // Follow the bottom while streaming, unless the user scrolled away from it.
+                // The delegate of path row `row` (0: the first message), or null when not made.
+                function delegateAtRow(row: int): Item {
+                    return itemAtIndex(count - 1 - row)
+                }
+
+                // Follow the newest message while streaming, unless the user scrolled away.
                 property bool followBottom: true
                 property bool autoScrolling: false
                 function scrollToEnd() {
                     autoScrolling = true
-                    positionViewAtEnd()
+                    positionViewAtBeginning()
                     autoScrolling = false
                 }
                 onContentYChanged: if (!autoScrolling && (moving || dragging)) followBottom = atYEnd
@@ -71,15 +79,6 @@ Pane {
                     target: ChatController
                     function onConversationChanged() {
                         messages.followBottom = true
-                    }
-                }
-                // Position at the end as soon as a path arrives, before the view lays out its
-                // top: opening a long chat makes only the delegates that will be seen.
-                Connections {
-                    target: ChatController
-                    function onPathShown() {
-                        if (messages.followBottom)
-                            messages.scrollToEnd()
                     }
                 }
 

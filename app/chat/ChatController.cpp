@@ -1,8 +1,11 @@
 #include "chat/ChatController.h"
 
+#include "chat/ConversationTurns.h"
+
 #include "engine/FakeChatBackend.h"
 #include "engine/FakeScript.h"
 #include "engine/RealBackendFactory.h"
+#include "store/ModelRecords.h"
 
 #include <QClipboard>
 #include <QDir>
@@ -12,7 +15,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QQmlEngine>
-#include <QRandomGenerator>
 #include <QSaveFile>
 
 namespace arbor::app {
@@ -26,48 +28,18 @@ QString titleFrom(const QString& text) {
     return t;
 }
 
-// Sampler settings as stored in conversations.sampler_json; absent keys take the defaults.
-GenerationParams paramsFrom(const QString& samplerJson) {
-    GenerationParams p;
-    const QJsonObject o = QJsonDocument::fromJson(samplerJson.toUtf8()).object();
-    p.temperature = o.value(QLatin1String("temperature")).toDouble(p.temperature);
-    p.topK = o.value(QLatin1String("top_k")).toInt(p.topK);
-    p.topP = o.value(QLatin1String("top_p")).toDouble(p.topP);
-    p.minP = o.value(QLatin1String("min_p")).toDouble(p.minP);
-    p.repeatPenalty = o.value(QLatin1String("repeat_penalty")).toDouble(p.repeatPenalty);
-    p.maxTokens = o.value(QLatin1String("max_tokens")).toInt(p.maxTokens);
-    p.enableThinking = o.value(QLatin1String("enable_thinking")).toBool(p.enableThinking);
-    const QJsonValue seed = o.value(QLatin1String("seed"));
-    p.seed = seed.isDouble() && seed.toDouble() >= 0 ? quint64(seed.toDouble()) : QRandomGenerator::global()->generate64();
-    return p;
-}
-
-// The turns the model sees for a reply to `upto`: the system prompt, then the chain of
-// messages from the root down to `upto`. Empty failed replies are left out.
-QVector<ChatTurn> turnsUpTo(StoreContext& s, const ConversationRow& conv, qint64 upto) {
-    QVector<ChatTurn> chain;
-    qint64 id = upto;
-    while (id && chain.size() < 100000) {
-        MessageRow m;
-        if (!s.chats.message(id, &m)) break;
-        if (!(m.role == QLatin1String("assistant") && m.content.isEmpty())) chain.push_front({m.role, m.content});
-        id = m.parentId;
-    }
-    if (!conv.systemPrompt.trimmed().isEmpty()) chain.push_front({QStringLiteral("system"), conv.systemPrompt});
-    return chain;
-}
-
 }  // namespace
 
 struct ChatController::Prepared {
     QString why;
-    qint64 conversationId = 0, replyId = 0;
+    qint64 conversationId = 0, userId = 0, replyId = 0;
     ConversationRow row;
     QVector<ChatTurn> turns;
     QVector<MessageRow> path;
 };
 
 ChatController::ChatController(QObject* parent) : QObject(parent), m_settings(std::make_unique<AppSettings>()) {
+    m_newestFirst.setSourceModel(&m_path);
     connect(&m_path, &ChatPathModel::editRequested, this,
             [this](qint64 id, const QString& text) { prepareAndGenerate(m_conversationId, -id, text, 0); });
     connect(&m_path, &ChatPathModel::regenerateRequested, this,
@@ -123,6 +95,7 @@ bool ChatController::start(const ControllerOptions& options, QString* why) {
     m_worker->setBatchIntervalMs(options.batchIntervalMs);
     m_worker->setCheckpointIntervalMs(options.checkpointIntervalMs);
     m_worker->setFlowControl(true);
+    m_worker->setParking(options.dataDir + QStringLiteral("/park"), qint64(m_settings->parkBudgetMb()) << 20);
     if (options.telemetry) {
         m_telemetry.start();
         m_worker->setContentionSource(m_telemetry.contentionSource());
@@ -159,6 +132,7 @@ bool ChatController::start(const ControllerOptions& options, QString* why) {
     });
     connect(m_worker.get(), &EngineWorker::replyProgress, this, &ChatController::onProgress);
     connect(m_worker.get(), &EngineWorker::generationFinished, this, &ChatController::onFinished);
+    connect(m_worker.get(), &EngineWorker::contextSwitched, this, &ChatController::onContextSwitched);
     m_worker->start();
 
     m_conversations.setStore(&m_store);
@@ -225,35 +199,11 @@ void ChatController::setConversation(qint64 id, const ConversationRow& row) {
     emit conversationChanged();
 }
 
-void ChatController::loadConversationRow(qint64 id) {
-    m_store.query(
-        [id](StoreContext& s) {
-            ConversationRow r;
-            s.chats.conversation(id, &r);
-            return r;
-        },
-        this, [this, id](ConversationRow r) {
-            if (id == m_conversationId) setConversation(id, r);
-        });
-}
-
 void ChatController::newChat() {
     ConversationRow draft;
     draft.samplerJson = QStringLiteral("{}");
     setConversation(0, draft);
     m_path.open(0);
-    setNotice({});
-}
-
-void ChatController::openConversation(qint64 id) {
-    if (id == m_conversationId) return;
-    if (id <= 0) return newChat();
-    ConversationRow placeholder;
-    const int row = m_conversations.rowOf(id);
-    if (row >= 0) placeholder = m_conversations.rows()[row];
-    setConversation(id, placeholder);  // the list's copy, until the store's arrives
-    m_path.open(id);
-    loadConversationRow(id);
     setNotice({});
 }
 
@@ -291,6 +241,7 @@ void ChatController::prepareAndGenerate(qint64 conversationId, qint64 parentId, 
             if (conv == 0) {
                 conv = s.chats.createConversation(titleFrom(userText), modelPath, draft.systemPrompt);
                 if (conv && !draft.samplerJson.isEmpty()) s.chats.setSamplerJson(conv, draft.samplerJson);
+                if (conv && !modelPath.isEmpty()) s.chats.setModel(conv, modelPath, modelFingerprint(modelPath, nullptr));
             }
             if (!conv) {
                 p.why = tr("could not create the conversation: %1").arg(s.chats.lastError());
@@ -320,6 +271,7 @@ void ChatController::prepareAndGenerate(qint64 conversationId, qint64 parentId, 
                 p.why = tr("could not save the message: %1").arg(s.chats.lastError());
                 return p;
             }
+            p.userId = userId;
             p.replyId = s.chats.beginReply(conv, userId);
             if (!p.replyId) {
                 p.why = tr("could not start the reply: %1").arg(s.chats.lastError());
@@ -360,6 +312,7 @@ void ChatController::startGeneration(const Prepared& p) {
     emit statsChanged();
     GenerateRequest req;
     req.conversationId = p.conversationId;
+    req.parentId = p.userId;
     req.replyId = p.replyId;
     req.turns = p.turns;
     req.params = paramsFrom(p.row.samplerJson);
@@ -526,16 +479,6 @@ void ChatController::exportMarkdown(const QUrl& file) {
 void ChatController::importFiles(const QList<QUrl>& urls) {
     m_selectNextImport = true;
     m_library.importFiles(urls);
-}
-
-void ChatController::selectModel(const QString& path) {
-    if (!m_worker || path.isEmpty()) return;
-    m_settings->setDefaultModel(path);
-    m_modelPath = path;
-    m_modelState = QStringLiteral("loading");
-    m_modelError.clear();
-    emit modelChanged();
-    m_worker->requestLoad(path);
 }
 
 void ChatController::useDemoModel() {

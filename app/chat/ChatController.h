@@ -15,6 +15,7 @@
 #include "models/ChatPathModel.h"
 #include "models/ConversationListModel.h"
 #include "models/ModelLibraryModel.h"
+#include "models/ReversedListModel.h"
 #include "settings/AppSettings.h"
 
 #include <QObject>
@@ -48,6 +49,8 @@ class ChatController : public QObject {
     QML_SINGLETON
     Q_PROPERTY(arbor::app::ConversationListModel* conversations READ conversations CONSTANT)
     Q_PROPERTY(arbor::app::ChatPathModel* messages READ messages CONSTANT)
+    // The same rows newest first, for the chat view's bottom-to-top list.
+    Q_PROPERTY(arbor::app::ReversedListModel* messagesNewestFirst READ messagesNewestFirst CONSTANT)
     Q_PROPERTY(arbor::app::ModelLibraryModel* library READ library CONSTANT)
     Q_PROPERTY(arbor::app::AppSettings* settings READ settings CONSTANT)
     Q_PROPERTY(arbor::app::TelemetryFeed* telemetry READ telemetry CONSTANT)
@@ -73,6 +76,9 @@ class ChatController : public QObject {
     Q_PROPERTY(double ttftMs READ ttftMs NOTIFY statsChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(int contextLength READ contextLength NOTIFY statsChanged)
+    // What the last conversation switch did with the engine's context: "woke 412 cells from
+    // disk", "re-read 380 tokens (park file: checksum mismatch …)"; empty before any.
+    Q_PROPERTY(QString contextNote READ contextNote NOTIFY statsChanged)
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
     Q_PROPERTY(QString undoTitle READ undoTitle NOTIFY undoChanged)
 
@@ -92,6 +98,7 @@ public:
 
     ConversationListModel* conversations() { return &m_conversations; }
     ChatPathModel* messages() { return &m_path; }
+    ReversedListModel* messagesNewestFirst() { return &m_newestFirst; }
     ModelLibraryModel* library() { return &m_library; }
     AppSettings* settings() { return m_settings.get(); }
     TelemetryFeed* telemetry() { return &m_telemetry; }
@@ -118,6 +125,8 @@ public:
     double ttftMs() const { return m_ttftMs; }
     int contextUsed() const { return m_contextUsed; }
     int contextLength() const { return m_contextLength; }
+    QString contextNote() const { return m_contextNote; }
+    ContextSwitch lastContextSwitch() const { return m_lastSwitch; }
     QString notice() const { return m_notice; }
     QString undoTitle() const { return m_undo.title; }
 
@@ -178,7 +187,13 @@ private:
     void setGenerating(bool g);
     void setNotice(const QString& n);
     void setConversation(qint64 id, const ConversationRow& row);
-    void loadConversationRow(qint64 id);
+    struct Opened;
+    // Loads the conversation's row and its context's turns on the store thread, then loads
+    // its model (when another one) and has the worker wake its context.
+    void loadConversation(qint64 id);
+    void onConversationLoaded(const Opened& o);
+    void loadModel(const QString& path);
+    void onContextSwitched(const ContextSwitch& report);
     void onProgress(const ReplyProgress& p);
     void onFinished(const ReplyResult& r);
     void onPathApplied();
@@ -189,6 +204,7 @@ private:
     std::unique_ptr<EngineWorker> m_worker;
     ConversationListModel m_conversations;
     ChatPathModel m_path;
+    ReversedListModel m_newestFirst;
     ModelLibraryModel m_library;
     TelemetryFeed m_telemetry;
 
@@ -203,6 +219,8 @@ private:
     double m_decodeTokS = 0, m_prefillTokS = 0, m_ttftMs = 0;
     int m_contextUsed = 0, m_contextLength = 0;
     QString m_notice;
+    QString m_contextNote;
+    ContextSwitch m_lastSwitch;
     struct Undo {
         qint64 id = 0;
         QString title;

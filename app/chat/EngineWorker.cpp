@@ -9,11 +9,12 @@
 namespace arbor::app {
 
 EngineWorker::EngineWorker(std::unique_ptr<ChatBackend> backend, StoreThread* store, QObject* parent)
-    : QThread(parent), m_backend(std::move(backend)), m_store(store) {
+    : QThread(parent), m_backend(std::move(backend)), m_store(store), m_parking(*m_backend, store) {
     setObjectName(QStringLiteral("arbor-engine"));
     qRegisterMetaType<arbor::app::BackendInfo>();
     qRegisterMetaType<arbor::app::ReplyProgress>();
     qRegisterMetaType<arbor::app::ReplyResult>();
+    qRegisterMetaType<arbor::app::ContextSwitch>();
 }
 
 EngineWorker::~EngineWorker() { shutdown(); }
@@ -25,21 +26,35 @@ void EngineWorker::shutdown() {
         for (const Request& r : m_queue)
             if (r.kind == Request::Kind::Generate) m_cancelled.insert(r.generate.replyId);
         if (m_current) m_cancelFlag = true;
+        m_preempt = true;
         m_wake.wakeAll();
     }
     wait();
 }
 
-void EngineWorker::requestLoad(const QString& modelPath) {
+void EngineWorker::push(Request r) {
     QMutexLocker lock(&m_mutex);
-    m_queue.push_back(Request{Request::Kind::Load, modelPath, {}});
+    m_queue.push_back(std::move(r));
+    m_preempt = true;
     m_wake.wakeOne();
 }
 
-void EngineWorker::requestGenerate(const GenerateRequest& request) {
+void EngineWorker::requestLoad(const QString& modelPath) { push(Request{Request::Kind::Load, modelPath, {}}); }
+
+void EngineWorker::requestGenerate(const GenerateRequest& request) { push(Request{Request::Kind::Generate, {}, request}); }
+
+void EngineWorker::requestActivate(qint64 conversationId, qint64 leafId, const QVector<ChatTurn>& turns, const GenerationParams& params) {
+    GenerateRequest r;
+    r.conversationId = conversationId;
+    r.parentId = leafId;
+    r.turns = turns;
+    r.params = params;
+    push(Request{Request::Kind::Activate, {}, r});
+}
+
+ContextSwitch EngineWorker::lastSwitch() const {
     QMutexLocker lock(&m_mutex);
-    m_queue.push_back(Request{Request::Kind::Generate, {}, request});
-    m_wake.wakeOne();
+    return m_lastSwitch;
 }
 
 void EngineWorker::cancel(qint64 replyId) {
@@ -67,18 +82,35 @@ void EngineWorker::run() {
             if (m_queue.empty()) return;
             r = std::move(m_queue.front());
             m_queue.pop_front();
-            // On shutdown, queued loads are skipped; queued replies are still finished (as
-            // interrupted) so none stays 'streaming'.
-            if (m_stopping && r.kind == Request::Kind::Load) continue;
+            m_preempt = !m_queue.empty() || m_stopping;
+            // On shutdown, queued loads and switches are skipped; queued replies are still
+            // finished (as interrupted) so none stays 'streaming'.
+            if (m_stopping && r.kind != Request::Kind::Generate) continue;
         }
-        if (r.kind == Request::Kind::Load)
-            load(r.path);
-        else
-            generate(r.generate);
+        switch (r.kind) {
+        case Request::Kind::Load: load(r.path); break;
+        case Request::Kind::Generate: generate(r.generate); break;
+        case Request::Kind::Activate: activate(r.generate, true); break;
+        }
     }
 }
 
+void EngineWorker::activate(const GenerateRequest& r, bool prefill) {
+    if (!m_backend->isLoaded()) return;
+    ContextSwitch report;
+    if (!m_parking.switchTo(r.conversationId, r.parentId, r.turns, r.params, prefill, m_preempt, &report)) return;
+    {
+        QMutexLocker lock(&m_mutex);
+        m_lastSwitch = report;
+    }
+    emit contextSwitched(report);
+}
+
 void EngineWorker::load(const QString& path) {
+    if (m_backend->isLoaded() && info().modelPath != path) {
+        ContextSwitch report;  // the held context is dropped with its model: park it first
+        m_parking.beforeModelChange(&report);
+    }
     emit modelLoading(path);
     BackendInfo info;
     QString why;
@@ -117,6 +149,7 @@ void EngineWorker::generate(const GenerateRequest& req) {
     }
     m_progressInFlight = false;  // a new reply: nothing of it is waiting for the UI
     emit generationStarted(req.conversationId, req.replyId);
+    if (!m_cancelFlag) activate(req, false);  // generate() prefills what the woken context lacks
 
     ReplyResult res;
     res.conversationId = req.conversationId;
@@ -203,6 +236,7 @@ void EngineWorker::generate(const GenerateRequest& req) {
     flush();
     noteContention();
 
+    if (m_backend->isLoaded()) m_parking.generated(req.conversationId, out.generatedTokens > 0 ? req.replyId : req.parentId);
     res.error = out.error;
     res.contextUsed = out.contextUsed;
     if (res.promptTokens == 0) res.promptTokens = out.promptTokens;

@@ -6,8 +6,13 @@
 // growing queue. A streaming reply is checkpointed through the store thread at least
 // every checkpoint interval (1 s), and finished there (complete, interrupted or error) before
 // generationFinished is emitted. cancel() takes effect within one token.
+//
+// Conversations share the backend's one context: turning to another conversation (opening it,
+// or generating in it) parks the current one to disk and wakes the target's (ContextParking),
+// on this thread, in request order. The UI thread only queues requests and gets signals.
 #pragma once
 
+#include "chat/ContextParking.h"
 #include "engine/ChatBackend.h"
 #include "engine/ContextWindow.h"
 #include "store/ChatStore.h"
@@ -28,7 +33,8 @@ class StoreThread;
 
 struct GenerateRequest {
     qint64 conversationId = 0;
-    qint64 replyId = 0;  // the 'streaming' message already committed by the store
+    qint64 parentId = 0;  // the message replied to (where a woken context may end)
+    qint64 replyId = 0;   // the 'streaming' message already committed by the store
     QVector<ChatTurn> turns;
     GenerationParams params;
     ContextPolicy policy = ContextPolicy::KeepNewest;
@@ -62,6 +68,13 @@ public:
 
     void requestLoad(const QString& modelPath);
     void requestGenerate(const GenerateRequest& request);
+    // Makes `conversationId` the held context ahead of its next reply: parks the current one
+    // and wakes this one's (or prefills `turns`, the conversation up to `leafId`, when it has
+    // no usable park file). A later request cuts that prefill short.
+    void requestActivate(qint64 conversationId, qint64 leafId, const QVector<ChatTurn>& turns, const GenerationParams& params);
+    // Park files go to `dir` (created when needed), kept under `budgetBytes`; empty: no parking.
+    // Call before start().
+    void setParking(const QString& dir, qint64 budgetBytes) { m_parking.configure(dir, budgetBytes); }
     // Stops the reply `replyId` (queued or running) within one token.
     void cancel(qint64 replyId);
     void shutdown();
@@ -75,6 +88,8 @@ public:
     void setContentionSource(std::function<QString()> source);
 
     BackendInfo info() const;
+    // The last conversation switch (thread-safe).
+    ContextSwitch lastSwitch() const;
     ChatBackend* backend() const { return m_backend.get(); }  // for tests; used only on the worker
 
 signals:
@@ -85,18 +100,22 @@ signals:
     void promptReady(qint64 replyId, int promptTokens, int contextLength, int droppedTurns);
     void replyProgress(const arbor::app::ReplyProgress& progress);
     void generationFinished(const arbor::app::ReplyResult& result);
+    // The held context changed conversation (parked, woken, or re-prefilled).
+    void contextSwitched(const arbor::app::ContextSwitch& report);
 
 protected:
     void run() override;
 
 private:
     struct Request {
-        enum class Kind { Load, Generate } kind;
+        enum class Kind { Load, Generate, Activate } kind;
         QString path;
-        GenerateRequest generate;
+        GenerateRequest generate;  // for Activate: the conversation, its leaf (parentId), turns, params
     };
+    void push(Request r);
     void load(const QString& path);
     void generate(const GenerateRequest& r);
+    void activate(const GenerateRequest& r, bool prefill);
 
     std::unique_ptr<ChatBackend> m_backend;
     StoreThread* m_store;
@@ -108,6 +127,9 @@ private:
     qint64 m_current = 0;          // reply being generated
     QSet<qint64> m_cancelled;      // replies cancelled before or while running
     std::atomic<bool> m_cancelFlag{false};
+    std::atomic<bool> m_preempt{false};  // a request is waiting: cut a background prefill short
+    ContextParking m_parking;
+    ContextSwitch m_lastSwitch;
     std::function<QString()> m_contention;
     int m_batchMs = 16;
     std::atomic<bool> m_flowControl{false};

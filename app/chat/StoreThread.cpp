@@ -3,6 +3,7 @@
 #include "store/ChatStore.h"
 #include "store/Database.h"
 #include "store/ModelRecords.h"
+#include "store/ParkRecords.h"
 
 #include <QMutexLocker>
 
@@ -60,6 +61,27 @@ void StoreThread::post(Job job) {
     m_wake.wakeOne();
 }
 
+bool StoreThread::runAndWait(const Job& job) {
+    QMutex doneMutex;
+    QWaitCondition doneCond;
+    bool done = false;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (!m_opened || m_stopping) return false;
+        m_jobs.push_back([&](StoreContext& c) {
+            job(c);
+            QMutexLocker l(&doneMutex);
+            done = true;
+            doneCond.wakeAll();
+        });
+        m_wake.wakeOne();
+    }
+    // Jobs queued before stop() still run, so this always returns.
+    QMutexLocker l(&doneMutex);
+    while (!done) doneCond.wait(&doneMutex);
+    return true;
+}
+
 void StoreThread::waitIdle() {
     QMutexLocker lock(&m_mutex);
     while (isRunning() && (m_busy || !m_jobs.empty())) m_idle.wait(&m_mutex);
@@ -92,6 +114,7 @@ void StoreThread::serve(Database& db, bool ok) {
     // The stores hold copies of the connection: they must be gone before it is closed.
     ChatStore chats(db.handle());
     ModelRecords models(db.handle());
+    ParkRecords parks(db.handle());
     int recovered = 0, purged = 0;
     if (ok) {
         recovered = chats.recoverInterrupted();
@@ -109,7 +132,7 @@ void StoreThread::serve(Database& db, bool ok) {
     }
     if (!ok) return;
 
-    StoreContext ctx{db, chats, models};
+    StoreContext ctx{db, chats, models, parks};
     for (;;) {
         Job job;
         {

@@ -24,11 +24,13 @@ namespace arbor::app {
 class ChatStore;
 class Database;
 class ModelRecords;
+class ParkRecords;
 
 struct StoreContext {
     Database& db;
     ChatStore& chats;
     ModelRecords& models;
+    ParkRecords& parks;
 };
 
 class StoreThread : public QThread {
@@ -58,6 +60,9 @@ public:
                 Qt::QueuedConnection);
         });
     }
+    // Runs `job` on the store thread and waits for it; false (nothing ran) when the store is
+    // not open or is stopping. For other worker threads (the engine worker), never the UI.
+    bool runAndWait(const Job& job);
     // Blocks until every job posted before this call has run (tests, shutdown).
     void waitIdle();
 

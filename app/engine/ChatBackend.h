@@ -62,6 +62,22 @@ struct PromptFacts {
     bool opensReasoning = false;   // the rendered prompt ends inside <think>
 };
 
+// A context written to a park file (parkContext).
+struct ContextPark {
+    int cells = 0;
+    qint64 bytes = 0;
+    QString why;  // when it failed
+};
+
+// What waking a conversation's context did (wakeContext).
+struct ContextWake {
+    int parkedCells = 0;      // cells the park file holds
+    int restoredCells = 0;    // read back from it, not recomputed
+    int matchedTokens = 0;    // of those, how many the conversation's tokens start with
+    int recomputedCells = 0;  // prefilled again because the file could not be used
+    QString problem;          // why the file was not used (empty: it was, or there was none)
+};
+
 class ChatBackend {
 public:
     virtual ~ChatBackend() = default;
@@ -81,6 +97,26 @@ public:
                                        const std::atomic<bool>& cancel,
                                        const std::function<void(const PromptFacts&)>& onPrefilled,
                                        const std::function<bool(const QString& piece)>& onPiece) = 0;
+
+    // Parking, for switching conversations (a backend without it keeps one context and
+    // re-prefills what differs). The context is the cells the next generate() starts from.
+    virtual int contextTokens() const { return 0; }
+    // The loaded model's identity (size and tensor table hash), which park references carry.
+    virtual QString modelFingerprint() const { return {}; }
+    // Writes the context to `path` atomically; false with out->why when it cannot.
+    virtual bool parkContext(const QString& path, ContextPark* out) {
+        out->why = QStringLiteral("this backend does not park contexts");
+        return false;
+    }
+    // Drops the context and takes the park file's instead (an empty path: none). Its cells
+    // are kept when the file is sound and written for this model; else the file is reported
+    // in `problem` and, when `prefill` is set, `turns` are prefilled (stopping early when
+    // `preempt` is raised; generate() feeds whatever is missing).
+    virtual ContextWake wakeContext(const QString& path, const QVector<ChatTurn>& turns, const GenerationParams& params,
+                                    bool prefill, const std::atomic<bool>& preempt) {
+        (void)path, (void)turns, (void)params, (void)prefill, (void)preempt;
+        return {};
+    }
 };
 
 }  // namespace arbor::app

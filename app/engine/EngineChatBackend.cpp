@@ -1,5 +1,7 @@
 #include "engine/EngineChatBackend.h"
 
+#include "store/ModelRecords.h"
+
 #include <arbor/gguf.hpp>
 #include <arbor/json.hpp>
 #include <arbor/sampling.hpp>
@@ -42,7 +44,9 @@ bool EngineChatBackend::load(const QString& path, BackendInfo* info, QString* wh
     m_cache.reset();
     m_model.reset();
     m_tokens.clear();
+    m_logitsFor = 0;
     m_template.reset();
+    m_fingerprint.clear();
 
     auto model = Model::load(path.toStdString());
     if (!model) {
@@ -75,6 +79,7 @@ bool EngineChatBackend::load(const QString& path, BackendInfo* info, QString* wh
     const Model& m = *model.value();
     SessionOptions so;
     m_nCtx = default_context(m, so);
+    m_kvType = so.kv_type;
     m_cache = backend->make_kv_cache(so.kv_type, (m_nCtx + kKvPageCells - 1) / kKvPageCells);
     m_seq = std::make_unique<KvSequence>(m_cache, m_nCtx);
 
@@ -96,6 +101,7 @@ bool EngineChatBackend::load(const QString& path, BackendInfo* info, QString* wh
     m_backend = std::move(backend);
     m_model = model.value();
     m_path = path;
+    m_fingerprint = arbor::app::modelFingerprint(path, nullptr);
     m_info = {};
     m_info.modelPath = path;
     const GgufValue* name = m.gguf().find("general.name");
@@ -111,7 +117,8 @@ bool EngineChatBackend::load(const QString& path, BackendInfo* info, QString* wh
     return true;
 }
 
-std::optional<std::string> EngineChatBackend::renderPrompt(const QVector<ChatTurn>& turns, const GenerationParams& params, QString* why) {
+std::optional<std::string> EngineChatBackend::renderPrompt(const QVector<ChatTurn>& turns, const GenerationParams& params, QString* why,
+                                                          bool generationPrompt) {
     if (!m_model || !m_template) {
         *why = QStringLiteral("no model is loaded");
         return std::nullopt;
@@ -124,7 +131,7 @@ std::optional<std::string> EngineChatBackend::renderPrompt(const QVector<ChatTur
         messages.push_back(std::move(m));
     }
     ChatTemplateOptions opt;
-    opt.add_generation_prompt = true;
+    opt.add_generation_prompt = generationPrompt;
     const Tokenizer& tok = m_model->tokenizer();
     if (tok.bos() != kNoToken) opt.bos_token = tok.token_text(tok.bos());
     if (tok.eos() != kNoToken) opt.eos_token = tok.token_text(tok.eos());
@@ -143,8 +150,8 @@ std::optional<std::string> EngineChatBackend::renderPrompt(const QVector<ChatTur
 }
 
 std::optional<std::vector<TokenId>> EngineChatBackend::tokenize(const QVector<ChatTurn>& turns, const GenerationParams& params,
-                                                                 std::string* textOut, QString* why) {
-    auto text = renderPrompt(turns, params, why);
+                                                                 std::string* textOut, QString* why, bool generationPrompt) {
+    auto text = renderPrompt(turns, params, why, generationPrompt);
     if (!text) return std::nullopt;
     // The template writes BOS itself where the model wants it; add it only when it did not.
     auto ids = prompt_tokens(*m_model, *text, std::nullopt, true);
@@ -159,6 +166,24 @@ std::optional<std::vector<TokenId>> EngineChatBackend::tokenize(const QVector<Ch
 int EngineChatBackend::promptTokens(const QVector<ChatTurn>& turns, const GenerationParams& params, QString* why) {
     auto ids = tokenize(turns, params, nullptr, why);
     return ids ? int(ids->size()) : -1;
+}
+
+bool EngineChatBackend::feed(const std::vector<TokenId>& ids, size_t from, size_t to, const std::atomic<bool>& stop, QString* why) {
+    const size_t chunk = 256;
+    for (size_t at = from; at < to; at += chunk) {
+        if (stop.load()) return false;
+        const size_t n = std::min(chunk, to - at);
+        const bool last = at + n == to;
+        BatchEntry e{m_seq.get(), std::span<const TokenId>(ids.data() + at, n), last ? LogitsMode::Last : LogitsMode::None};
+        if (auto st = m_backend->eval(std::span<const BatchEntry>(&e, 1), &m_pass); !st) {
+            m_tokens.resize(size_t(m_seq->size()));
+            *why = q(st.message());
+            return false;
+        }
+        m_tokens.insert(m_tokens.end(), ids.begin() + qsizetype(at), ids.begin() + qsizetype(at + n));
+        if (last) m_logitsFor = m_tokens.size();
+    }
+    return true;
 }
 
 GenerationOutcome EngineChatBackend::generate(const QVector<ChatTurn>& turns, const GenerationParams& params,
@@ -194,20 +219,13 @@ GenerationOutcome EngineChatBackend::generate(const QVector<ChatTurn>& turns, co
     common = std::min(common, ids.size() - 1);
     m_seq->truncate(int64_t(common));
     m_tokens.resize(common);
+    m_logitsFor = 0;
 
     QElapsedTimer prefill;
     prefill.start();
-    const size_t chunk = 256;
-    for (size_t at = common; at < ids.size(); at += chunk) {
-        if (cancel.load()) return cancelled();
-        const size_t n = std::min(chunk, ids.size() - at);
-        const bool last = at + n == ids.size();
-        BatchEntry e{m_seq.get(), std::span<const TokenId>(ids.data() + at, n), last ? LogitsMode::Last : LogitsMode::None};
-        if (auto st = m_backend->eval(std::span<const BatchEntry>(&e, 1), &m_pass); !st) {
-            m_tokens.resize(size_t(m_seq->size()));
-            return fail(q(st.message()));
-        }
-        m_tokens.insert(m_tokens.end(), ids.begin() + qsizetype(at), ids.begin() + qsizetype(at + n));
+    if (!feed(ids, common, ids.size(), cancel, &why)) {
+        if (why.isEmpty()) return cancelled();
+        return fail(why);
     }
     out.prefillSeconds = std::max(prefill.nsecsElapsed() * 1e-9, 1e-9);
     PromptFacts facts;
@@ -273,6 +291,7 @@ GenerationOutcome EngineChatBackend::generate(const QVector<ChatTurn>& turns, co
         BatchEntry e{m_seq.get(), std::span<const TokenId>(&id, 1), LogitsMode::Last};
         if (auto st = m_backend->eval(std::span<const BatchEntry>(&e, 1), &m_pass); !st) return fail(q(st.message()));
         m_tokens.push_back(id);
+        m_logitsFor = m_tokens.size();
         logits.assign(m_pass.row(0), m_pass.row(0) + m_pass.n_vocab);
     }
     pending += detok.finish();

@@ -4,7 +4,8 @@
 // text, stop on end-of-generation tokens (or ChatML markers under the fallback template).
 //
 // The KV cells of the last conversation are kept: a new prompt that starts with the same
-// tokens (the next turn, or a regenerate) only prefills what is new.
+// tokens (the next turn, or a regenerate) only prefills what is new. Switching conversations
+// parks those cells to a park file (arbor/park.hpp) and wakes another's (EngineChatBackendPark.cpp).
 #pragma once
 
 #include "engine/ChatBackend.h"
@@ -34,13 +35,23 @@ public:
                                const std::function<void(const PromptFacts&)>& onPrefilled,
                                const std::function<bool(const QString&)>& onPiece) override;
 
-    // The prompt text for `turns` (tests).
-    std::optional<std::string> renderPrompt(const QVector<ChatTurn>& turns, const GenerationParams& params, QString* why);
+    int contextTokens() const override { return int(m_tokens.size()); }
+    QString modelFingerprint() const override { return m_fingerprint; }
+    bool parkContext(const QString& path, ContextPark* out) override;
+    ContextWake wakeContext(const QString& path, const QVector<ChatTurn>& turns, const GenerationParams& params, bool prefill,
+                            const std::atomic<bool>& preempt) override;
+
+    // The prompt text for `turns` (tests); without the generation prompt: the conversation so far.
+    std::optional<std::string> renderPrompt(const QVector<ChatTurn>& turns, const GenerationParams& params, QString* why,
+                                            bool generationPrompt = true);
     int cachedTokens() const { return int(m_tokens.size()); }
 
 private:
     std::optional<std::vector<TokenId>> tokenize(const QVector<ChatTurn>& turns, const GenerationParams& params, std::string* text,
-                                                  QString* why);
+                                                  QString* why, bool generationPrompt = true);
+    // Feeds ids[from, to) into the context in chunks, the last with logits; false on failure
+    // (with `why`) or when `stop` is raised between chunks (why stays empty).
+    bool feed(const std::vector<TokenId>& ids, size_t from, size_t to, const std::atomic<bool>& stop, QString* why);
 
     QString m_preference;
     int m_threads = 0;
@@ -50,6 +61,9 @@ private:
     std::shared_ptr<KvCache> m_cache;
     std::unique_ptr<KvSequence> m_seq;
     std::vector<TokenId> m_tokens;  // what m_seq holds, in order
+    size_t m_logitsFor = 0;         // m_pass holds the logits of token m_logitsFor-1 (0: none)
+    KvType m_kvType = KvType::F16;
+    QString m_fingerprint;
     int64_t m_nCtx = 0;
     std::optional<ChatTemplate> m_template;
     bool m_chatmlFallback = false;

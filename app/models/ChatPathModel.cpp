@@ -82,9 +82,16 @@ void ChatPathModel::setLoading(bool l) {
     emit loadingChanged();
 }
 
+void ChatPathModel::setOpening(bool o) {
+    if (o == m_opening) return;
+    m_opening = o;
+    emit openingChanged();
+}
+
 void ChatPathModel::open(qint64 conversationId) {
     if (conversationId != m_conversationId) {
         m_conversationId = conversationId;
+        setOpening(true);
         emit conversationIdChanged();
         if (conversationId == 0) {
             applyPath(0, {});
@@ -119,6 +126,22 @@ void ChatPathModel::applyPath(qint64 conversationId, const QVector<MessageRow>& 
     }
     const int oldBranch = lastBranchRow();
     const int oldCount = int(m_rows.size());
+    if (conversationId != m_rowsConversation) {
+        // Another conversation: one reset, so a view drops its delegates once and makes only
+        // the ones it shows (a remove and an insert would each lay the view out).
+        beginResetModel();
+        for (MessageSegmentsModel* m : std::as_const(m_segments)) m->deleteLater();
+        m_segments.clear();
+        m_rows = rows;
+        for (const MessageRow& r : std::as_const(m_rows)) m_segments.push_back(segmentsFor(r));
+        m_rowsConversation = conversationId;
+        endResetModel();
+        if (oldCount != m_rows.size()) emit countChanged();
+        if (oldBranch != lastBranchRow() || oldCount != m_rows.size()) emit branchesChanged();
+        emit pathApplied();
+        return;
+    }
+    setOpening(false);
     int common = 0;
     while (common < m_rows.size() && common < rows.size() && m_rows[common].id == rows[common].id) ++common;
     // Rows kept in place: update those that changed.
@@ -140,16 +163,20 @@ void ChatPathModel::applyPath(qint64 conversationId, const QVector<MessageRow>& 
         beginInsertRows({}, common, int(rows.size()) - 1);
         for (int i = common; i < rows.size(); ++i) {
             m_rows.push_back(rows[i]);
-            auto* segments = new MessageSegmentsModel(this);
-            segments->setLive(rows[i].state == QLatin1String("streaming"));
-            segments->setText(rows[i].content);
-            m_segments.push_back(segments);
+            m_segments.push_back(segmentsFor(rows[i]));
         }
         endInsertRows();
     }
     if (oldCount != m_rows.size()) emit countChanged();
     if (oldBranch != lastBranchRow() || oldCount != m_rows.size()) emit branchesChanged();
     emit pathApplied();
+}
+
+MessageSegmentsModel* ChatPathModel::segmentsFor(const MessageRow& row) {
+    auto* segments = new MessageSegmentsModel(this);
+    segments->setLive(row.state == QLatin1String("streaming"));
+    segments->setText(row.content);
+    return segments;
 }
 
 void ChatPathModel::setLive(qint64 replyId, const QString& content, const QString& reasoning) {

@@ -28,6 +28,9 @@ class ChatPathModel : public QAbstractListModel {
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
     Q_PROPERTY(qint64 conversationId READ conversationId NOTIFY conversationIdChanged)
     Q_PROPERTY(bool loading READ loading NOTIFY loadingChanged)
+    // The rows came from opening the conversation (not from chatting in it): a view may make
+    // their delegates' heavy parts asynchronously. False again once the path changes in place.
+    Q_PROPERTY(bool opening READ opening NOTIFY openingChanged)
     Q_PROPERTY(int lastBranchRow READ lastBranchRow NOTIFY branchesChanged)
 
 public:
@@ -60,6 +63,7 @@ public:
 
     qint64 conversationId() const { return m_conversationId; }
     bool loading() const { return m_loading; }
+    bool opening() const { return m_opening; }
     int lastBranchRow() const;
     const QVector<MessageRow>& rows() const { return m_rows; }
     int rowOf(qint64 messageId) const;
@@ -86,6 +90,7 @@ signals:
     void countChanged();
     void conversationIdChanged();
     void loadingChanged();
+    void openingChanged();
     void branchesChanged();
     void pathApplied();
     void editRequested(qint64 messageId, const QString& text);
@@ -96,14 +101,18 @@ private:
         QString content, reasoning;
     };
     void setLoading(bool l);
+    void setOpening(bool o);
+    MessageSegmentsModel* segmentsFor(const MessageRow& row);
 
     StoreThread* m_store = nullptr;
     qint64 m_conversationId = 0;
+    qint64 m_rowsConversation = 0;  // the conversation m_rows belong to
     QVector<MessageRow> m_rows;
     QVector<MessageSegmentsModel*> m_segments;  // parallel to m_rows, owned by this model
     QHash<qint64, Live> m_live;
     quint64 m_serial = 0;  // the latest load asked for
     bool m_loading = false;
+    bool m_opening = false;
 };
 
 }  // namespace arbor::app

@@ -54,11 +54,12 @@ ConversationRow readConversation(const QSqlQuery& q) {
     c.pinned = q.value(7).toBool();
     c.archived = q.value(8).toBool();
     c.deleted = !q.value(9).isNull();
+    c.modelFingerprint = q.value(10).toString();
     return c;
 }
 
 const char* kConversationColumns =
-    "id, title, created_at, updated_at, model_path, system_prompt, sampler_json, pinned, archived, deleted_at";
+    "id, title, created_at, updated_at, model_path, system_prompt, sampler_json, pinned, archived, deleted_at, model_fingerprint";
 
 }  // namespace
 

@@ -21,7 +21,7 @@ struct ConversationRow {
     qint64 id = 0;
     QString title;
     qint64 createdAt = 0, updatedAt = 0;
-    QString modelPath, systemPrompt, samplerJson;
+    QString modelPath, modelFingerprint, systemPrompt, samplerJson;
     bool pinned = false, archived = false, deleted = false;
 };
 

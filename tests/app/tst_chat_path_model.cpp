@@ -1,5 +1,6 @@
 // ChatPathModel over a real store thread, checked by QAbstractItemModelTester: the active path
-// of a tree, structured updates when the path changes (inserts and removes, not resets), live
+// of a tree, structured updates when the path changes (inserts and removes, not resets), one
+// reset when another conversation is opened (flagged as `opening` until the path changes in place), live
 // streaming text kept across reloads, sibling switching through the store, and edit/regenerate
 // as requests.
 #include "chat/StoreThread.h"
@@ -123,6 +124,38 @@ private slots:
         QCOMPARE(removed.size(), 1);
         QCOMPARE(reset.size(), 0);
         QCOMPARE(m_model->index(0).data(ChatPathModel::SiblingCountRole).toInt(), 2);
+    }
+
+    void openingAnotherConversationIsOneReset() {
+        m_model->open(m_conv);
+        QVERIFY(loaded());
+        QVERIFY(m_model->opening());
+        qint64 other = 0;
+        onStore([&](StoreContext& s) {
+            other = s.chats.createConversation(QStringLiteral("other"));
+            const qint64 u = s.chats.addMessage(other, 0, QStringLiteral("user"), QStringLiteral("a"));
+            const qint64 r = s.chats.beginReply(other, u);
+            s.chats.finishReply(r, QStringLiteral("b"), {}, QStringLiteral("complete"), {});
+            s.chats.addMessage(other, r, QStringLiteral("user"), QStringLiteral("c"));
+        });
+        QSignalSpy reset(m_model.get(), &QAbstractItemModel::modelReset);
+        QSignalSpy inserted(m_model.get(), &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(m_model.get(), &QAbstractItemModel::rowsRemoved);
+        m_model->open(other);
+        QVERIFY(loaded());
+        QCOMPARE(m_model->rowCount(), 3);
+        QCOMPARE(textAt(2), QStringLiteral("c"));
+        QCOMPARE(reset.size(), 1);
+        QCOMPARE(inserted.size(), 0);
+        QCOMPARE(removed.size(), 0);
+        QVERIFY(m_model->opening());
+        // The path grows in place (a reply): no longer an opening.
+        onStore([&](StoreContext& s) { s.chats.beginReply(other, m_model->lastMessageId()); });
+        m_model->reload();
+        QVERIFY(loaded());
+        QCOMPARE(m_model->rowCount(), 4);
+        QCOMPARE(inserted.size(), 1);
+        QVERIFY(!m_model->opening());
     }
 
     void liveTextSurvivesReloads() {

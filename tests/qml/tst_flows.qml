@@ -40,7 +40,7 @@ TestCase {
     function row(w, i) {
         const list = item(w, "messageList")
         list.forceLayout()
-        return list.itemAtIndex(i)
+        return list.delegateAtRow(i)
     }
     // The first visible item named `name` under parentItem.
     function child(parentItem, name) {
