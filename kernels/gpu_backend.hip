@@ -195,6 +195,9 @@ Status GpuBackend::init() {
     device_ = "GPU 0: " + d.name + " (" + d.arch + ", " + gpu_backend_name() + (d.integrated ? ", integrated" : "") +
               "), megakernel " + std::to_string(rt_->grid()) + "x" + std::to_string(rt_->block()) +
               (d.cooperative_launch ? " cooperative" : "");
+    if (c.head_dim_k > 256 || c.head_dim_v > 256)
+        return make_error("the GPU backend supports head dimensions up to 256 (this model has " +
+                          std::to_string(std::max(c.head_dim_k, c.head_dim_v)) + ")");
     plan_ = plan::build_pass_plan(c, model_->weights());
     for (const plan::Stage& s : plan_.stages) {
         switch (s.op) {
@@ -539,7 +542,10 @@ Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
             return make_error("cannot upload the pass's tokens");
     build_program(T, n_out, MC);
     gpu::RunOptions ro;
-    ro.timeout_s = opts_.gpu_wait_timeout_s;
+    // A wait is bounded by about a second for decode-sized passes; a long prefill pass may
+    // legitimately keep a level busy longer, so its bound grows with the tokens (to 10 s,
+    // well under the ~15 s at which an AMD gfx ring starves).
+    ro.timeout_s = std::min(10.0, opts_.gpu_wait_timeout_s * std::max(1.0, double(T) / 32.0));
     ro.watchdog_s = opts_.gpu_watchdog_s;
     ro.profile = profile_;
     ro.trace_path = trace_path_;

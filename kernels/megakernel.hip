@@ -11,6 +11,17 @@
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
 
+// Workgroups per SM/CU the compiler must leave registers for: on NVIDIA four 256-thread blocks
+// (64 registers a thread) keep enough row dots in flight to stream the weights; the few spills
+// this costs sit in the attention and RoPE paths, off the weight stream.
+#ifndef ARBOR_MK_MIN_BLOCKS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_MIN_BLOCKS 4
+#else
+#define ARBOR_MK_MIN_BLOCKS 1
+#endif
+#endif
+
 namespace arbor::gpu {
 
 __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, unsigned long long t0, unsigned long long t1) {
@@ -55,7 +66,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
     }
 }
 
-__global__ void megakernel(MkProgram prog, MkSync sync) {
+__global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram prog, MkSync sync) {
     __shared__ int n_events;
     if (threadIdx.x == 0) n_events = 0;
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;

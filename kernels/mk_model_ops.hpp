@@ -106,8 +106,10 @@ __device__ inline uint8_t* kv_cell(const MkPass& P, long long t, int layer, long
     return page + off + static_cast<unsigned long long>((cell % kChunk) * (v ? d.hd_v : d.hd_k) * eb);
 }
 
+// Element i of a K/V row (rows are 4-byte aligned in a page: whole-element loads).
 __device__ inline float kv_at(const uint8_t* row, long long eb, long long i) {
-    return eb == 4 ? qb::bits_f32(qb::ld32(row + 4 * i)) : qb::fp16_to_f32(qb::ld16(row + 2 * i));
+    return eb == 4 ? reinterpret_cast<const float*>(row)[i]
+                   : qb::fp16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
 }
 
 }  // namespace mkm
@@ -220,23 +222,38 @@ __device__ inline void mk_attn_chunk(const MkPass& P, const MkModelStage& s, lon
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
     float* sc = P.scores + gwarp * P.score_group * mkm::kChunk;
-    for (long long j = 0; j < n; ++j) {
+    // Scores, one lane per cell: lane accumulator a of the contract's dot takes elements
+    // i = a, a+32, ... in increasing i, then the combine_lanes tree, all in this lane.
+    for (long long j = lane; j < n; j += 32) {
         const uint8_t* krow = k0 + j * hdk * eb;
         for (long long h = 0; h < group; ++h) {
             const float* qh = q + h * hdk;
-            float acc = 0.0f;
-            for (long long i = lane; i < hdk; i += 32) acc = fmaf(qh[i], mkm::kv_at(krow, eb, i), acc);
-            acc = warp_combine(acc);
-            if (lane == 0) sc[h * mkm::kChunk + j] = num::mul_rn(acc, d.attn_scale);
+            float acc[32];
+#pragma unroll
+            for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
+            for (long long i0 = 0; i0 < hdk; i0 += 32) {
+#pragma unroll
+                for (int a = 0; a < 32; ++a)
+                    if (i0 + a < hdk) acc[a] = fmaf(qh[i0 + a], mkm::kv_at(krow, eb, i0 + a), acc[a]);
+            }
+            sc[h * mkm::kChunk + j] = num::mul_rn(quant::blocks::combine_lanes(acc), d.attn_scale);
         }
     }
     arbor_syncwarp();
     float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
     for (long long h = 0; h < group; ++h) {
         float* e = sc + h * mkm::kChunk;
-        float m = e[0];
-        for (long long j = 1; j < n; ++j)
+        // The chunk max: a lane's cells in order, then a lane tree. Max is exact; the only
+        // freedom is the sign of a zero maximum, and s - (+0) and s - (-0) give the same
+        // exp_f (and the chunk weights exp_f(m_c - M) likewise), so the bits do not move.
+        float m = e[lane < n ? lane : 0];
+        for (long long j = lane + 32; j < n; j += 32)
             if (e[j] > m) m = e[j];
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_down(m, o);
+            if (lane + o < 32 && x > m) m = x;
+        }
+        m = mkm::bcast(m);
         arbor_syncwarp();
         for (long long j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();
@@ -247,11 +264,21 @@ __device__ inline void mk_attn_chunk(const MkPass& P, const MkModelStage& s, lon
             r[hdv] = m;
             r[hdv + 1] = l;
         }
-        for (long long dd = lane; dd < hdv; dd += 32) {
-            float o = 0.0f;
-            for (long long j = 0; j < n; ++j) o = fmaf(e[j], mkm::kv_at(v0 + j * hdv * eb, eb, dd), o);
-            r[dd] = o;
+        // o[d] over the cells in order; lane owns d = lane + 32k (head dims <= 256, checked
+        // by the host), so each V row is read once, coalesced.
+        float o[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) o[k] = 0.0f;
+        for (long long j = 0; j < n; ++j) {
+            const float ej = e[j];
+            const uint8_t* vr = v0 + j * hdv * eb;
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                if (lane + 32 * k < hdv) o[k] = fmaf(ej, mkm::kv_at(vr, eb, lane + 32 * k), o[k]);
         }
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (lane + 32 * k < hdv) r[lane + 32 * k] = o[k];
     }
     arbor_syncwarp();
 }

@@ -47,11 +47,15 @@ __device__ inline bool mk_wait_geq(const MkSync& s, const unsigned int* counter,
         }
         if (mk_load(&s.dev->abort.value)) return false;
         if ((it & 63u) == 0u) {
-            if (mk_load(&s.host->abort.value)) {
-                mk_report(s, kMkHostAbort, stage, level, wait_kind, arbor_wall_ns() - t0);
+            const unsigned long long waited = arbor_wall_ns() - t0;
+            // The host's abort flag lives in host memory: a read crosses the bus, and hundreds
+            // of workgroups reading it at every barrier stall the whole memory system. So only
+            // workgroup 0 reads it, and only once a wait has lasted 50 us; it then raises the
+            // device-side flag that every other wait polls.
+            if (blockIdx.x == 0 && waited > 50000ull && mk_load(&s.host->abort.value)) {
+                mk_report(s, kMkHostAbort, stage, level, wait_kind, waited);
                 return false;
             }
-            const unsigned long long waited = arbor_wall_ns() - t0;
             if (waited > s.timeout_ns) {
                 mk_report(s, kMkTimeout, stage, level, wait_kind, waited);
                 return false;

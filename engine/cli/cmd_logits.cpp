@@ -7,6 +7,10 @@
 #include <arbor/session.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
 #include <numeric>
 
 namespace arbor::cli {
@@ -14,7 +18,7 @@ namespace {
 
 constexpr const char* kUsage =
     "-m M.gguf -p TEXT [--bos|--no-bos] [-n N] [--threads N] [--backend cpu|gpu] [--chunk N] "
-    "[--kv-type f16|f32] [--all]";
+    "[--kv-type f16|f32] [--all] [--profile TRACE.json]";
 
 json::Value top5(const float* l, int64_t n_vocab) {
     std::vector<int32_t> idx(static_cast<size_t>(n_vocab));
@@ -82,6 +86,7 @@ int logits(std::vector<std::string> argv) {
     const int64_t chunk = a.integer("--chunk").value_or(256);
     const std::string kv = a.value("--kv-type").value_or("f16");
     const bool all = a.flag("--all");
+    const std::optional<std::string> profile = a.value("--profile");
     a.finish();
 
     if (!model_path) throw UsageError("missing -m MODEL.gguf");
@@ -148,8 +153,22 @@ int logits(std::vector<std::string> argv) {
         const TokenId id = argmax(cur.data(), V);
         greedy.push_back(id);
         if (i + 1 == n) break;
+        // --profile: the kernel's per-stage profile of the last decode pass (GPU).
+        if (profile && i + 2 == n)
+            if (auto st = be.value()->set_profiling(true, *profile); !st) throw RuntimeFailure(st.message());
         BatchEntry e{&seq, std::span<const TokenId>(&greedy.back(), 1), LogitsMode::Last};
+        const BackendCounters before = be.value()->counters();
+        const auto t0 = std::chrono::steady_clock::now();
         if (auto st = be.value()->eval(std::span<const BatchEntry>(&e, 1), &pass); !st) throw RuntimeFailure(st.message());
+        if (profile && i + 2 == n) {
+            const BackendCounters after = be.value()->counters();
+            std::fprintf(stderr, "profile: decode pass at %" PRId64 " tokens: %.3f ms wall, %.3f ms device, %" PRId64
+                         " launch(es)\n", seq.size() - 1,
+                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                         after.device_ms - before.device_ms, after.launches - before.launches);
+            for (const std::string& row : be.value()->profile_table()) std::fprintf(stderr, "  %s\n", row.c_str());
+            (void)be.value()->set_profiling(false, "");
+        }
         cur.assign(pass.row(0), pass.row(0) + V);
     }
     json::Value gj = json::Value::array();
