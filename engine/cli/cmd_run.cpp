@@ -1,5 +1,6 @@
 // arbor-cli run: generate text from a prompt, streaming only the generated text to stdout;
-// the seed and one final stats line go to stderr.
+// the seed, the stop reason and one final stats line go to stderr. --park F then --wake F
+// continues exactly as one longer run (see "What continue means" in arbor/session.hpp).
 #include "cli.hpp"
 
 #include <arbor/chat_template.hpp>
@@ -20,7 +21,8 @@ constexpr const char* kUsage =
     "-m M.gguf -p TEXT [-n N] [--seed S] [--temp T] [--top-k K] [--top-p P] [--min-p P] "
     "[--repeat-penalty X] [--frequency-penalty X] [--presence-penalty X] [--stop STR]... "
     "[--threads N] [--backend cpu|gpu] [--chat] [--ctx N] [--bos|--no-bos] [--kv-type f16|f32] "
-    "[--park FILE] [--wake FILE (then -p is text appended as-is, no BOS)]";
+    "[--park FILE] [--wake FILE (then -p is text appended as-is, no BOS; the parked sampler and stop strings "
+    "continue unless flags override them)]";
 
 // Sets `out` from the flag when it is given; says whether it was.
 bool number_in(Args& a, const std::string& flag, float& out) {
@@ -127,6 +129,7 @@ int run(std::vector<std::string> argv) {
 
     std::optional<Sampler> woken;
     std::vector<TokenId> more;
+    std::vector<std::string> stop_strings = stops;
     if (wake) {
         const auto t0 = std::chrono::steady_clock::now();
         auto rep = s.wake(*wake);
@@ -146,6 +149,8 @@ int run(std::vector<std::string> argv) {
         } else {
             std::fprintf(stderr, "wake: the parked sampler state is unusable; starting a sampler from the flags\n");
         }
+        // The parked generation's stop strings continue too, unless --stop gives others.
+        if (stop_strings.empty()) stop_strings = s.held().stops;
         more = model.value()->tokenizer().tokenize(*prompt, TokenizeOptions{});
         if (int64_t(s.tokens().size() + more.size()) + 1 > s.n_ctx())
             throw InputError("the woken context and -p do not fit the context of " + std::to_string(s.n_ctx()) + " (see --ctx)");
@@ -177,7 +182,9 @@ int run(std::vector<std::string> argv) {
     sampler.accept(ids);
     GenerateOptions go;
     go.max_tokens = n;
-    go.stop = stops;
+    go.stop = stop_strings;
+    // With --park the text that is not final yet (a partial UTF-8 character, a possible start
+    // of a stop string) stays in the context, so the woken run continues it exactly.
     go.resumable = bool(park);
     auto reason = s.generate(sampler, go, [](std::string_view piece) {
         write_stdout(std::string(piece));
@@ -191,9 +198,10 @@ int run(std::vector<std::string> argv) {
         std::fprintf(stderr, "park: %zu cells in %.1f ms\n", s.tokens().size(),
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    const SessionStats& st = s.stats();
-    const double prefill = st.prefill_seconds > 0 ? double(st.prompt_tokens) / st.prefill_seconds : 0.0;
-    const double decode = st.decode_seconds > 0 ? double(st.decode_evals) / st.decode_seconds : 0.0;
+    std::fprintf(stderr, "stop: %s\n", std::string(stop_reason_name(reason.value())).c_str());
+    const SessionStats st = s.stats();
+    const double prefill = st.prefill_tok_s();
+    const double decode = st.decode_tok_s();
     std::fprintf(stderr, "stats: prompt_tokens=%" PRId64 " prefill_tok_s=%.2f decode_tok_s=%.2f ttft_ms=%.2f backend=%s\n",
                  st.prompt_tokens, prefill, decode, st.ttft_seconds * 1000.0, std::string(s.backend().name()).c_str());
     return 0;

@@ -1,4 +1,7 @@
-// The generation loop of arbor/session.hpp.
+// A context of arbor/session.hpp: making one, appending tokens, the poison checks and the
+// statistics. Generation is in session_generate.cpp, fork and copy in session_fork.cpp, park
+// and wake in session_park.cpp.
+#include <arbor/contexts.hpp>
 #include <arbor/session.hpp>
 
 #include <algorithm>
@@ -6,26 +9,6 @@
 #include <cmath>
 
 namespace arbor {
-namespace {
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Length of the longest suffix of `text` that is a proper prefix of some stop string.
-size_t held_back(std::string_view text, const std::vector<std::string>& stops) {
-    size_t keep = 0;
-    for (const std::string& s : stops) {
-        for (size_t k = std::min(text.size(), s.size() - 1); k > keep; --k)
-            if (text.substr(text.size() - k) == std::string_view(s).substr(0, k)) {
-                keep = k;
-                break;
-            }
-    }
-    return keep;
-}
-
-}  // namespace
 
 std::string_view stop_reason_name(StopReason r) {
     switch (r) {
@@ -34,6 +17,7 @@ std::string_view stop_reason_name(StopReason r) {
     case StopReason::StopString: return "stop";
     case StopReason::Callback: return "callback";
     case StopReason::ContextFull: return "context_full";
+    case StopReason::Cancelled: return "cancelled";
     }
     return "?";
 }
@@ -62,58 +46,153 @@ int64_t default_context(const Model& model, const SessionOptions& opts) {
 }
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& opts) {
-    if (!model) return make_error("no model");
-    if (opts.prefill_chunk < 1) return make_error("the prefill chunk must be at least 1 token");
-    std::unique_ptr<Session> s(new Session());
-    BackendOptions bo;
-    bo.threads = opts.threads;
-    bo.max_batch_tokens = opts.prefill_chunk;
-    auto be = make_backend(opts.backend, model, bo);
-    if (!be) return be.error();
-    const int64_t n_ctx = default_context(*model, opts);
-    s->backend_ = std::move(be.value());
-    s->cache_ = s->backend_->make_kv_cache(opts.kv_type, (n_ctx + kKvPageCells - 1) / kKvPageCells);
-    s->seq_ = std::make_unique<KvSequence>(s->cache_, n_ctx);
-    s->chunk_ = opts.prefill_chunk;
-    s->kv_type_ = opts.kv_type;
-    s->model_ = std::move(model);
-    return s;
+    auto pool = Contexts::create(std::move(model), opts);
+    if (!pool) return pool.error();
+    return pool.value()->create_context();
+}
+
+Session::Session(std::shared_ptr<Contexts> pool, std::unique_ptr<KvSequence> seq)
+    : pool_(std::move(pool)), seq_(std::move(seq)) {
+    stats_.context_tokens = seq_->size();
+}
+
+Session::~Session() = default;
+
+double Session::clock_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Session::set_busy(bool on) {
+    std::lock_guard lock(stats_mu_);
+    stats_.busy = on;
+}
+
+const Model& Session::model() const { return pool_->model(); }
+Backend& Session::backend() { return pool_->backend(); }
+
+SessionStats Session::stats() const {
+    std::lock_guard lock(stats_mu_);
+    return stats_;
+}
+
+void Session::reset_stats() {
+    std::lock_guard lock(stats_mu_);
+    const bool busy = stats_.busy;
+    stats_ = SessionStats{};
+    stats_.busy = busy;
+    stats_.context_tokens = seq_->size();
+    prompt_started_ = -1;
+    ttft_pending_ = true;
+}
+
+void Session::note_prompt_start() {
+    if (prompt_started_ < 0) prompt_started_ = clock_seconds();
+}
+
+bool Session::cancel_requested(const GenerateOptions* opts) {
+    if (opts && opts->cancel && opts->cancel->load(std::memory_order_relaxed)) return true;
+    return cancel_.exchange(false, std::memory_order_relaxed);
 }
 
 Status Session::feed(std::span<const TokenId> tokens) {
-    if (pending_) {
-        std::vector<TokenId> all{*pending_};
-        all.insert(all.end(), tokens.begin(), tokens.end());
-        const TokenId p = *pending_;
-        pending_.reset();
-        auto st = eval_tokens(all);
-        if (!st) pending_ = p;
-        return st;
+    const BusyScope busy(this);
+    if (!tokens.empty()) end_held_text();
+    const std::optional<TokenId> p = pending_;
+    if (!p) {
+        auto r = eval_tokens(tokens, false);
+        if (!r) return r.error();
+        return {};
     }
-    return eval_tokens(tokens);
+    std::vector<TokenId> all{*p};
+    all.insert(all.end(), tokens.begin(), tokens.end());
+    pending_.reset();
+    auto r = eval_tokens(all, false);
+    if (!r) {
+        pending_ = p;
+        return r.error();
+    }
+    return {};
 }
 
-Status Session::eval_tokens(std::span<const TokenId> tokens) {
-    if (tokens.empty()) return {};
-    const double t0 = now_seconds();
-    if (tokens_.empty()) prompt_started_ = t0;
+Result<int64_t> Session::append(std::span<const TokenId> tokens) {
+    const BusyScope busy(this);
+    if (!tokens.empty()) end_held_text();
+    const std::optional<TokenId> p = pending_;
+    if (!p) return eval_tokens(tokens, true);
+    std::vector<TokenId> all{*p};
+    all.insert(all.end(), tokens.begin(), tokens.end());
+    pending_.reset();
+    auto r = eval_tokens(all, true);
+    if (!r || r.value() == 0) {
+        pending_ = p;
+        if (!r) return r.error();
+        return int64_t(0);
+    }
+    return r.value() - 1;
+}
+
+void Session::end_held_text() {
+    if (held_.detok && !held_.detok->held.empty()) {
+        StreamDetokenizer d(model().tokenizer(), true, false);
+        if (d.restore(*held_.detok)) held_.text += d.finish();
+    }
+    held_.detok.reset();
+    held_.ended.reset();
+    if (!held_.text.empty()) held_.text_final = true;
+}
+
+Result<int64_t> Session::eval_tokens(std::span<const TokenId> tokens, bool cancellable) {
+    if (tokens.empty()) return int64_t(0);
+    note_prompt_start();
     if (seq_->size() + int64_t(tokens.size()) > seq_->capacity())
         return make_error("the prompt needs " + std::to_string(seq_->size() + int64_t(tokens.size())) +
                           " tokens but the context holds " + std::to_string(seq_->capacity()));
-    if (auto st = check_cells(); !st) return st;
+    if (auto st = check_cells(); !st) return st.error();
     const int64_t size_before = seq_->size();
-    for (size_t at = 0; at < tokens.size(); at += size_t(chunk_)) {
-        const size_t n = std::min(tokens.size() - at, size_t(chunk_));
+    const size_t chunk = size_t(pool_->prefill_chunk());
+    size_t fed = 0;
+    for (size_t at = 0; at < tokens.size(); at += chunk) {
+        if (cancellable && at > 0 && cancel_requested(nullptr)) break;
+        const double t0 = clock_seconds();
+        const size_t n = std::min(tokens.size() - at, chunk);
         const bool last = at + n == tokens.size();
-        BatchEntry e{seq_.get(), tokens.subspan(at, n), last ? LogitsMode::Last : LogitsMode::None};
-        if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st;
+        // A cancellable append keeps what it fed, so every pass gives its last logits.
+        const LogitsMode mode = last || cancellable ? LogitsMode::Last : LogitsMode::None;
+        if (auto st = run_pass(tokens.subspan(at, n), mode); !st) {
+            seq_->truncate(size_before);
+            return st.error();
+        }
+        if (mode == LogitsMode::Last)
+            if (auto st = check_logits(size_before); !st) return st.error();
+        fed = at + n;
+        std::lock_guard lock(stats_mu_);
+        stats_.prompt_tokens += int64_t(n);
+        stats_.prefill_seconds += clock_seconds() - t0;
+        stats_.context_tokens = seq_->size();
     }
-    if (auto st = check_logits(size_before); !st) return st;
+    if (fed == 0) return int64_t(0);
     logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
-    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
-    stats_.prompt_tokens += int64_t(tokens.size());
-    stats_.prefill_seconds += now_seconds() - t0;
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.begin() + std::ptrdiff_t(fed));
+    return int64_t(fed);
+}
+
+Status Session::eval_one(TokenId id) {
+    if (auto st = check_cells(); !st) return st;
+    const double t0 = clock_seconds();
+    if (auto st = run_pass(std::span<const TokenId>(&id, 1), LogitsMode::Last); !st) return st;
+    if (auto st = check_logits(seq_->size() - 1); !st) return st;
+    logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
+    tokens_.push_back(id);
+    std::lock_guard lock(stats_mu_);
+    stats_.decode_seconds += clock_seconds() - t0;
+    ++stats_.decode_evals;
+    stats_.context_tokens = seq_->size();
     return {};
+}
+
+Status Session::run_pass(std::span<const TokenId> tokens, LogitsMode mode) {
+    BatchEntry e{seq_.get(), tokens, mode};
+    return pool_->backend().eval(std::span<const BatchEntry>(&e, 1), &pass_);
 }
 
 Status Session::check_cells() const {
@@ -134,92 +213,6 @@ Status Session::check_logits(int64_t size_before) {
         return make_error("KV cell " + std::to_string(bad) +
                           " is poisoned (invalidated): the context must be recomputed from there");
     return make_error("the model produced NaN logits");
-}
-
-Result<StopReason> Session::generate(Sampler& sampler, const GenerateOptions& opts,
-                                     const std::function<bool(std::string_view)>& on_text) {
-    if (pending_) {
-        const std::vector<TokenId> one{*pending_};
-        pending_.reset();
-        if (seq_->size() + 1 > seq_->capacity()) return StopReason::ContextFull;
-        if (auto st = check_cells(); !st) return st.error();
-        const double t0 = now_seconds();
-        BatchEntry e{seq_.get(), std::span<const TokenId>(one), LogitsMode::Last};
-        if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st.error();
-        if (auto st = check_logits(seq_->size() - 1); !st) return st.error();
-        logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
-        tokens_.push_back(one[0]);
-        stats_.decode_seconds += now_seconds() - t0;
-        ++stats_.decode_evals;
-    }
-    if (logits_.empty()) return make_error("nothing to continue from: feed a prompt first");
-    if (auto st = check_cells(); !st) return st.error();
-    const Tokenizer& tok = model_->tokenizer();
-    // The generated text begins a text when nothing but special tokens (BOS) came before it:
-    // then SentencePiece's leading space is dropped, as a whole-sequence detokenize does.
-    const bool text_start = std::all_of(tokens_.begin(), tokens_.end(), [&](TokenId t) { return tok.is_special(t); });
-    StreamDetokenizer detok(tok, true, text_start);
-    if (detok_) {
-        if (auto st = detok.restore(*detok_); !st) return st.error();
-        detok_.reset();
-    }
-    std::optional<TokenId> unfed;
-    std::string pending;
-    StopReason reason = StopReason::Length;
-    bool stopped_by_string = false;
-    auto emit = [&](std::string_view text) { return text.empty() || on_text(text); };
-    for (int64_t i = 0; i < opts.max_tokens; ++i) {
-        const TokenId id = sampler.sample(last_logits());
-        if (stats_.generated_tokens == 0 && stats_.ttft_seconds == 0) stats_.ttft_seconds = now_seconds() - prompt_started_;
-        if (opts.stop_at_eog && tok.is_eog(id)) {
-            reason = StopReason::EndOfGeneration;
-            break;
-        }
-        sampler.accept(id);
-        unfed = id;
-        ++stats_.generated_tokens;
-        pending += detok.push(id);
-        size_t hit = std::string::npos;
-        for (const std::string& s : opts.stop)
-            if (!s.empty()) hit = std::min(hit, pending.find(s));
-        if (hit != std::string::npos) {
-            emit(std::string_view(pending).substr(0, hit));
-            pending.clear();
-            reason = StopReason::StopString;
-            stopped_by_string = true;
-            break;
-        }
-        const size_t keep = held_back(pending, opts.stop);
-        if (!emit(std::string_view(pending).substr(0, pending.size() - keep))) {
-            pending.clear();
-            reason = StopReason::Callback;
-            break;
-        }
-        pending.erase(0, pending.size() - keep);
-        if (i + 1 == opts.max_tokens) break;
-        if (seq_->size() + 1 > seq_->capacity()) {
-            reason = StopReason::ContextFull;
-            break;
-        }
-        const double t0 = now_seconds();
-        BatchEntry e{seq_.get(), std::span<const TokenId>(&id, 1), LogitsMode::Last};
-        if (auto st = backend_->eval(std::span<const BatchEntry>(&e, 1), &pass_); !st) return st.error();
-        if (auto st = check_logits(seq_->size() - 1); !st) return st.error();
-        logits_.assign(pass_.row(0), pass_.row(0) + pass_.n_vocab);
-        tokens_.push_back(id);
-        unfed.reset();
-        stats_.decode_seconds += now_seconds() - t0;
-        ++stats_.decode_evals;
-    }
-    if (opts.resumable) {
-        pending_ = unfed;
-        detok_ = detok.state();
-        emit(pending);
-    } else if (!stopped_by_string && reason != StopReason::Callback) {
-        pending += detok.finish();
-        emit(pending);
-    }
-    return reason;
 }
 
 }  // namespace arbor
