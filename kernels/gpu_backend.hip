@@ -152,7 +152,7 @@ private:
     std::map<const uint8_t*, size_t> weight_off_;  // host tensor address -> arena offset
     std::vector<float> vec_host_;                   // staged small vectors
     std::map<const float*, size_t> vec_off_;        // host vector data -> offset in floats
-    DevMem x_, xn_, xq_, rope_, qkv_, q_, att_, attq_, part_, h_, hq_, router_, ridx_, rw_, rstart_, rpairs_, he_, heq_,
+    DevMem x_, xn_, xq_, rope_, qkv_, q_, att_, attq_, part_, h_, hq_, router_, ridx_, rw_, he_, heq_,
         logits_, scores_, tok_, pos_, seq_, out_, pages_;
     MkPass host_pass_{};
     MkPass* pass_dev_ = nullptr;
@@ -195,6 +195,10 @@ Status GpuBackend::init() {
     device_ = "GPU 0: " + d.name + " (" + d.arch + ", " + gpu_backend_name() + (d.integrated ? ", integrated" : "") +
               "), megakernel " + std::to_string(rt_->grid()) + "x" + std::to_string(rt_->block()) +
               (d.cooperative_launch ? " cooperative" : "");
+    if (c.n_expert > 256)
+        return make_error("the GPU backend supports up to 256 experts (this model has " + std::to_string(c.n_expert) + ")");
+    if ((c.head_dim_k | c.head_dim_v) & 1)
+        return make_error("the GPU backend needs even head dimensions");
     if (c.head_dim_k > 256 || c.head_dim_v > 256)
         return make_error("the GPU backend supports head dimensions up to 256 (this model has " +
                           std::to_string(std::max(c.head_dim_k, c.head_dim_v)) + ")");
@@ -366,8 +370,6 @@ Status GpuBackend::alloc_buffers() {
         {&router_, T * E * 4, "the router"},
         {&ridx_, T * K * 4, "the routes"},
         {&rw_, T * K * 4, "the route weights"},
-        {&rstart_, (E + 1) * 4, "the expert lists"},
-        {&rpairs_, T * K * 4, "the expert lists"},
         {&he_, T * K * size_t(std::max<int64_t>(c.n_ff_exp, 1)) * 4, "the expert activations"},
         {&heq_, T * K * size_t(c.n_ff_exp / 32 + 1) * sizeof(BlockQ8A), "the expert Q8A"},
         {&logits_, T * size_t(c.n_vocab) * 4, "the logits"},
@@ -393,8 +395,6 @@ Status GpuBackend::alloc_buffers() {
     P.router = router_.as<float>();
     P.route_idx = ridx_.as<int>();
     P.route_w = rw_.as<float>();
-    P.route_start = rstart_.as<int>();
-    P.route_pairs = rpairs_.as<int>();
     P.he = he_.as<float>();
     P.heq = heq_.as<BlockQ8A>();
     P.logits = logits_.as<float>();
@@ -462,7 +462,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, nm}); break;
             case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, nm}); break;
             case plan::Op::QkvRope:
-                st.push_back({gpu::kOpQkvDots, qkv_rows, a, nm + " dots"});
+                st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, nm + " dots"});
                 st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, nm + " norm+rope"});
                 break;
             case plan::Op::Attention:
@@ -470,7 +470,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, nm + " combine"});
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
-            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, s.weight->rows, a, nm}); break;
+            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, nm}); break;
             case plan::Op::GatedFfn:
                 st.push_back({gpu::kOpGatedFfn, c.n_ff, a, nm});
                 if (s.quantize_out) q_step(gpu::kBufH, T);
@@ -479,20 +479,19 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 gpu::MkModelStage r = a;
                 r.w = dev_weight(model_->weights().layers[size_t(s.layer)].gate_inp).value();
                 r.out_buf = gpu::kBufRouter;
-                st.push_back({gpu::kOpMatMulStore, E, r, nm + " logits"});
+                st.push_back({gpu::kOpMatMulStore, (E + 1) / 2, r, nm + " logits"});
                 st.push_back({gpu::kOpRouterSelect, T, a, nm + " top-k"});
-                st.push_back({gpu::kOpExpertRoutes, 1, a, nm + " lists"});
                 break;
             }
             case plan::Op::ExpertGatedFfn:
-                st.push_back({gpu::kOpExpertGatedFfn, E * c.n_ff_exp, a, nm});
+                st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, nm});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
-            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, c.n_embd, a, nm}); break;
+            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, nm}); break;
             case plan::Op::LmHead: {
                 gpu::MkModelStage h = a;
                 h.out_buf = gpu::kBufLogits;
-                st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : c.n_vocab, h, nm});
+                st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : (c.n_vocab + 1) / 2, h, nm});
                 break;
             }
             default: break;  // refused at init

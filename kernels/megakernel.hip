@@ -11,12 +11,11 @@
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
 
-// Workgroups per SM/CU the compiler must leave registers for: on NVIDIA four 256-thread blocks
-// (64 registers a thread) keep enough row dots in flight to stream the weights; the few spills
-// this costs sit in the attention and RoPE paths, off the weight stream.
+// Workgroups per SM/CU the compiler must leave registers for: on NVIDIA two 256-thread blocks
+// (128 registers a thread), which the two-row dots need to run without spilling.
 #ifndef ARBOR_MK_MIN_BLOCKS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
-#define ARBOR_MK_MIN_BLOCKS 4
+#define ARBOR_MK_MIN_BLOCKS 2
 #else
 #define ARBOR_MK_MIN_BLOCKS 1
 #endif

@@ -74,4 +74,65 @@ __device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x,
     }
 }
 
+// Two rows of one type against the same activations in one pass over the sub-blocks: each
+// row's lane accumulators see exactly the single-row sequence, but the two rows' loads are in
+// flight together (the row dots are latency-bound). Results valid in lane 0.
+template <class Fmt>
+__device__ inline void warp_dot_quant2(const uint8_t* w0, const uint8_t* w1, const quant::BlockQ8A* xq, long long n,
+                                       int lane, float* v0, float* v1) {
+    float a0 = 0.0f, a1 = 0.0f;
+    const long long subs = n / 32;
+    for (long long b = lane; b < subs; b += 32) {
+        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
+        const int sb = int(b % Fmt::kSubs);
+        const quant::blocks::SubTerms t0 = Fmt::terms(w0 + off, sb, xq[b].q, xq[b].sum);
+        const quant::blocks::SubTerms t1 = Fmt::terms(w1 + off, sb, xq[b].q, xq[b].sum);
+        a0 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a0, t0, xq[b].d);
+        a1 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a1, t1, xq[b].d);
+    }
+    *v0 = warp_combine(a0);
+    *v1 = warp_combine(a1);
+}
+
+template <int Kind>
+__device__ inline void warp_dot_float2(const uint8_t* w0, const uint8_t* w1, const float* x, long long n, int lane,
+                                       float* v0, float* v1) {
+    using namespace quant::blocks;
+    float a0 = 0.0f, a1 = 0.0f;
+    for (long long i = lane; i < n; i += 32) {
+        float u0, u1;
+        if (Kind == 0) u0 = bits_f32(ld32(w0 + 4 * i)), u1 = bits_f32(ld32(w1 + 4 * i));
+        else if (Kind == 1) u0 = fp16_to_f32(ld16(w0 + 2 * i)), u1 = fp16_to_f32(ld16(w1 + 2 * i));
+        else u0 = bf16_to_f32(ld16(w0 + 2 * i)), u1 = bf16_to_f32(ld16(w1 + 2 * i));
+        a0 = fmaf(u0, x[i], a0);
+        a1 = fmaf(u1, x[i], a1);
+    }
+    *v0 = warp_combine(a0);
+    *v1 = warp_combine(a1);
+}
+
+__device__ inline void warp_dot_row2(int type, const uint8_t* w0, const uint8_t* w1, const float* x,
+                                     const quant::BlockQ8A* xq, long long n, int lane, float* v0, float* v1) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::F32: warp_dot_float2<0>(w0, w1, x, n, lane, v0, v1); return;
+    case TensorType::F16: warp_dot_float2<1>(w0, w1, x, n, lane, v0, v1); return;
+    case TensorType::BF16: warp_dot_float2<2>(w0, w1, x, n, lane, v0, v1); return;
+    case TensorType::Q4_0: warp_dot_quant2<Q4_0>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q4_1: warp_dot_quant2<Q4_1>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q5_0: warp_dot_quant2<Q5_0>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q5_1: warp_dot_quant2<Q5_1>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q8_0: warp_dot_quant2<Q8_0>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q2_K: warp_dot_quant2<Q2_K>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q3_K: warp_dot_quant2<Q3_K>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q4_K: warp_dot_quant2<Q4_K>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q5_K: warp_dot_quant2<Q5_K>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::Q6_K: warp_dot_quant2<Q6_K>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::IQ4_NL: warp_dot_quant2<IQ4_NL>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::IQ4_XS: warp_dot_quant2<IQ4_XS>(w0, w1, xq, n, lane, v0, v1); return;
+    case TensorType::MXFP4: warp_dot_quant2<MXFP4>(w0, w1, xq, n, lane, v0, v1); return;
+    default: *v0 = *v1 = __int_as_float(0x7fc00000); return;
+    }
+}
+
 }  // namespace arbor::gpu

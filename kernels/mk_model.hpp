@@ -88,8 +88,6 @@ struct MkPass {
     float* router;     // [T][n_expert] logits, then probabilities
     int* route_idx;    // [T][k]
     float* route_w;    // [T][k]
-    int* route_start;  // [n_expert + 1]
-    int* route_pairs;  // [T*k]
     float* he;         // [T][k][n_ff_exp]
     quant::BlockQ8A* heq;
     float* logits;     // [n_out][n_vocab]
@@ -102,18 +100,17 @@ enum MkModelOp : int {
     kOpEmbed = 10,          // X[t] = decoded embedding row                      items: T
     kOpRopeTable = 11,      // Rope[t]                                           items: T
     kOpRmsNorm = 12,        // XN[row] = rmsnorm(X[t]) * w (+ XQ)                items: T or n_out
-    kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows
+    kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows / 2
     kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
     kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks
     kOpAttnCombine = 16,    // chunks of (g, t) combined in order (+ AttQ)       items: n_kv * T
     kOpQuantize = 17,       // Q8A blocks of a buffer's rows                     items: rows
-    kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows
+    kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
-    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows
+    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
     kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
-    kOpExpertRoutes = 22,   // per-expert (token, slot) lists in token order     items: 1
-    kOpExpertGatedFfn = 23, // HE rows of expert e for its pairs                 items: n_expert * n_ff_exp
-    kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd
+    kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
+    kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
 };
 
 // Which buffer a stage reads (MkModelStage::buf).

@@ -24,7 +24,15 @@ __device__ inline float bcast(float v) { return __shfl(v, 0); }
 // dot_lanes(a, b, n) with lane j holding elements j, j+32, ...: the contract's 32 lanes.
 __device__ inline float warp_dot_lanes(const float* a, const float* b, long long n, int lane) {
     float acc = 0.0f;
-    for (long long i = lane; i < n; i += 32) acc = fmaf(a[i], b[i], acc);
+    long long i = lane;
+    for (; i + 32 * 7 < n; i += 32 * 8) {  // eight loads in flight, then the FMAs in order
+        float x[8], y[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) x[k] = a[i + 32 * k], y[k] = b[i + 32 * k];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc = fmaf(x[k], y[k], acc);
+    }
+    for (; i < n; i += 32) acc = fmaf(a[i], b[i], acc);
     return bcast(warp_combine(acc));
 }
 
@@ -144,20 +152,26 @@ __device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long 
     mkm::warp_quantize(in.x + row * in.width, in.width, const_cast<quant::BlockQ8A*>(in.xq) + row * (in.width / 32), lane);
 }
 
-__device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+// Item i: rows 2i and 2i+1 of [Q | K | V] (head widths are even, so both rows are in one
+// matrix), their dots computed together.
+__device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = P.layers[s.layer];
     const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
     const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const long long r = 2 * item;
     const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
     const float* bias = r < nq ? L.bq : r < nq + nk ? L.bk : L.bv;
     const long long rr = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
-    const uint8_t* row = mkm::wrow(w, rr);
+    const uint8_t* row0 = mkm::wrow(w, rr);
+    const uint8_t* row1 = mkm::wrow(w, rr + 1);
     for (long long t = 0; t < P.n_tokens; ++t) {
-        float v = mkm::dot_in(w, row, P.xn, P.xq, t, d.n_embd, lane);
+        float v0, v1;
+        warp_dot_row2(w.type, row0, row1, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &v0, &v1);
         if (lane == 0) {
-            if (bias) v = num::add_rn(v, bias[rr]);
-            P.qkv[t * R + r] = v;
+            if (bias) v0 = num::add_rn(v0, bias[rr]), v1 = num::add_rn(v1, bias[rr + 1]);
+            P.qkv[t * R + r] = v0;
+            P.qkv[t * R + r + 1] = v1;
         }
     }
 }
@@ -320,14 +334,21 @@ __device__ inline void mk_attn_combine(const MkPass& P, const MkModelStage& s, l
     }
 }
 
-__device__ inline void mk_matmul_add(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+// Item i: rows 2i and 2i+1 (the last item may have one).
+__device__ inline void mk_matmul_add(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const mkm::In in = mkm::stage_in(P, s.buf);
-    const uint8_t* row = mkm::wrow(s.w, r);
+    const long long r = 2 * item;
+    const bool two = r + 1 < s.w.rows;
+    const uint8_t* row0 = mkm::wrow(s.w, r);
+    const uint8_t* row1 = mkm::wrow(s.w, two ? r + 1 : r);
     for (long long t = 0; t < P.n_tokens; ++t) {
-        const float v = mkm::dot_in(s.w, row, in.x, in.xq, t, in.width, lane);
+        float v0, v1;
+        warp_dot_row2(s.w.type, row0, row1, in.x + t * in.width, in.xq ? in.xq + t * (in.width / 32) : nullptr, in.width,
+                      lane, &v0, &v1);
         if (lane == 0) {
             float* x = P.x + t * P.d.n_embd + r;
-            *x = num::add_rn(*x, v);
+            x[0] = num::add_rn(x[0], v0);
+            if (two) x[1] = num::add_rn(x[1], v1);
         }
     }
 }
@@ -338,79 +359,137 @@ __device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long
     const uint8_t* gr = mkm::wrow(L.gate, r);
     const uint8_t* ur = mkm::wrow(L.up, r);
     for (long long t = 0; t < P.n_tokens; ++t) {
-        const float g = mkm::dot_in(L.gate, gr, P.xn, P.xq, t, n_embd, lane);
-        const float u = mkm::dot_in(L.up, ur, P.xn, P.xq, t, n_embd, lane);
+        float g, u;
+        if (L.gate.type == L.up.type) {
+            warp_dot_row2(L.gate.type, gr, ur, P.xn + t * n_embd, P.xq + t * (n_embd / 32), n_embd, lane, &g, &u);
+        } else {
+            g = mkm::dot_in(L.gate, gr, P.xn, P.xq, t, n_embd, lane);
+            u = mkm::dot_in(L.up, ur, P.xn, P.xq, t, n_embd, lane);
+        }
         if (lane == 0) P.h[t * P.d.n_ff + r] = num::mul_rn(num::silu(g), u);
     }
 }
 
 // Router logits (out_buf kBufRouter, every token) or the LM head (kBufLogits, the n_out rows).
-__device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+// Item i: rows 2i and 2i+1 (the last item may have one).
+__device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const long long n_in = s.out_buf == kBufLogits ? P.n_out : P.n_tokens;
     float* out = s.out_buf == kBufLogits ? P.logits : P.router;
-    const uint8_t* row = mkm::wrow(s.w, r);
+    const long long r = 2 * item, n = P.d.n_embd;
+    const bool two = r + 1 < s.w.rows;
+    const uint8_t* row0 = mkm::wrow(s.w, r);
+    const uint8_t* row1 = mkm::wrow(s.w, two ? r + 1 : r);
     for (long long t = 0; t < n_in; ++t) {
-        const float v = mkm::dot_in(s.w, row, P.xn, P.xq, t, P.d.n_embd, lane);
-        if (lane == 0) out[t * s.w.rows + r] = v;
-    }
-}
-
-__device__ inline void mk_router_select(const MkPass& P, long long t, int lane) {
-    if (lane != 0) return;
-    const MkDims& d = P.d;
-    float* p = P.router + t * d.n_expert;
-    num::softmax(p, static_cast<int>(d.n_expert), p);
-    num::top_k(p, static_cast<int>(d.n_expert), static_cast<int>(d.n_used), d.norm_topk != 0, P.route_idx + t * d.n_used,
-               P.route_w + t * d.n_used);
-}
-
-// The (token, slot) pairs of each expert in token order, by a ballot scan per expert.
-__device__ inline void mk_expert_routes(const MkPass& P, int lane) {
-    const long long E = P.d.n_expert, n = P.n_tokens * P.d.n_used;
-    int at = 0;
-    for (long long e = 0; e < E; ++e) {
-        if (lane == 0) P.route_start[e] = at;
-        for (long long base = 0; base < n; base += 32) {
-            const long long i = base + lane;
-            const bool hit = i < n && P.route_idx[i] == e;
-            const unsigned mask = arbor_ballot(hit);
-            if (hit) P.route_pairs[at + __popc(mask & ((1u << lane) - 1u))] = static_cast<int>(i);
-            at += __popc(mask);
+        float v0, v1;
+        warp_dot_row2(s.w.type, row0, row1, P.xn + t * n, P.xq + t * (n / 32), n, lane, &v0, &v1);
+        if (lane == 0) {
+            out[t * s.w.rows + r] = v0;
+            if (two) out[t * s.w.rows + r + 1] = v1;
         }
     }
-    if (lane == 0) P.route_start[E] = at;
 }
 
-// Item e * n_ff_exp + r: row r of expert e's gated FFN for every pair routed to e.
+// Softmax and top-k of one token's router logits: numerics.hpp's contract with lane j holding
+// experts j, j+32, ... The max is exact (a tree gives the sequential value, and a zero max's
+// sign cannot change exp_f(l - m)); the sum of the exponentials runs in lane 0 in expert
+// order; each top-k round takes the largest remaining probability, ties to the lower expert
+// id, exactly as the sequential scan does; the renormalising sum runs in slot order.
+__device__ inline void mk_router_select(const MkPass& P, long long t, int lane) {
+    const MkDims& d = P.d;
+    const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);
+    const float* l = P.router + t * d.n_expert;
+    constexpr int kPer = 8;  // experts per lane: up to 256 (the host checks)
+    float v[kPer];
+    float m = l[0];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        const int i = lane + 32 * k;
+        v[k] = i < E ? l[i] : 0.0f;
+        if (i < E && v[k] > m) m = v[k];
+    }
+    for (int o = 16; o >= 1; o >>= 1) {
+        const float x = __shfl_xor(m, o);
+        if (x > m) m = x;
+    }
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+        if (lane + 32 * k < E) v[k] = num::exp_f(num::sub_rn(v[k], m));
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        if (32 * k >= E) break;
+        for (int j = 0; j < 32; ++j) {
+            const float e = __shfl(v[k], j);
+            if (32 * k + j < E) sum = num::add_rn(sum, e);
+        }
+    }
+    sum = mkm::bcast(sum);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+        if (lane + 32 * k < E) v[k] = num::div_rn(v[k], sum);
+    unsigned taken = 0;  // bit k: expert lane + 32k is chosen
+    int* idx = P.route_idx + t * K;
+    float* w = P.route_w + t * K;
+    for (int slot = 0; slot < K; ++slot) {
+        float bp = 0.0f;
+        int bi = -1;
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) {
+            const int i = lane + 32 * k;
+            if (i < E && !(taken & (1u << k)) && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
+        }
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float op = __shfl_xor(bp, o);
+            const int oi = __shfl_xor(bi, o);
+            if (oi >= 0 && (bi < 0 || op > bp || (op == bp && oi < bi))) bp = op, bi = oi;
+        }
+        if (bi >= 0 && bi % 32 == lane) taken |= 1u << (bi / 32);
+        if (lane == 0) idx[slot] = bi, w[slot] = bp;
+    }
+    if (!d.norm_topk || lane != 0) return;
+    float tot = 0.0f;
+    for (int slot = 0; slot < K; ++slot) tot = num::add_rn(tot, w[slot]);
+    for (int slot = 0; slot < K; ++slot) w[slot] = num::div_rn(w[slot], tot);
+}
+
+// Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = P.layers[s.layer];
-    const long long e = item / d.n_ff_exp, r = item % d.n_ff_exp;
+    const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
+    const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
     const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
-    for (int i = P.route_start[e]; i < P.route_start[e + 1]; ++i) {
-        const long long pair = P.route_pairs[i], t = pair / d.n_used;
-        const float g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
-        const float u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
-        if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
+    float g, u;
+    if (L.gate_exps.type == L.up_exps.type) {
+        warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
+    } else {
+        g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
+        u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
     }
+    if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
 }
 
-__device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+// Item i: rows 2i and 2i+1 of every token's combine over its slots (slot order).
+__device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = P.layers[s.layer];
-    const long long K = d.n_used;
+    const long long K = d.n_used, r = 2 * item;
+    const bool two = r + 1 < d.n_embd;
     for (long long t = 0; t < P.n_tokens; ++t) {
-        float acc = 0.0f;
+        float acc0 = 0.0f, acc1 = 0.0f;
         for (long long k = 0; k < K; ++k) {
             const long long pair = t * K + k;
             const int e = P.route_idx[pair];
-            const float y = mkm::dot_in(L.down_exps, mkm::wrow(L.down_exps, r, e), P.he, P.heq, pair, d.n_ff_exp, lane);
-            if (lane == 0) acc = fmaf(P.route_w[pair], y, acc);
+            float y0, y1;
+            warp_dot_row2(L.down_exps.type, mkm::wrow(L.down_exps, r, e), mkm::wrow(L.down_exps, two ? r + 1 : r, e),
+                          P.he + pair * d.n_ff_exp, P.heq + pair * (d.n_ff_exp / 32), d.n_ff_exp, lane, &y0, &y1);
+            if (lane == 0) acc0 = fmaf(P.route_w[pair], y0, acc0), acc1 = fmaf(P.route_w[pair], y1, acc1);
         }
         if (lane == 0) {
             float* x = P.x + t * d.n_embd + r;
-            *x = num::add_rn(*x, acc);
+            x[0] = num::add_rn(x[0], acc0);
+            if (two) x[1] = num::add_rn(x[1], acc1);
         }
     }
 }
@@ -431,7 +510,6 @@ __device__ inline void mk_model_item(int op, const MkModelStage& s, long long it
     case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;
     case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
     case kOpRouterSelect: mk_router_select(P, item, lane); break;
-    case kOpExpertRoutes: mk_expert_routes(P, lane); break;
     case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
     case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
     default: break;
