@@ -6,9 +6,12 @@
 // u64 payload length, the payload, and a u64 checksum (checksum64) of the tag, zero, length
 // and payload together. Sections, in order:
 //   TOKS  the conversation: u64 n, n x i32 token ids, u8 has_pending, i32 pending (a sampled
-//         token not yet fed through the model), u32 n_detok, the streaming detokenizer's
-//         state (StreamDetokenizer::serialize; empty when none). Its format never changes
-//         between versions, so a file of another version can still be re-prefilled.
+//         token not yet fed through the model), u32 n_detok, the held generation (the
+//         byte form of session.hpp's HeldGeneration: detokenizer state, text held back, stop
+//         strings, whether the generation ended; session_park.cpp; a bare
+//         StreamDetokenizer::serialize state in older files; empty when none). This section's
+//         layout never changes between versions, so a file of another version can still be
+//         re-prefilled.
 //   SAMP  Sampler::serialize: the settings, the RNG state and the penalty history (may be empty)
 //   FPRT  the model fingerprint (ModelFingerprint::encode)
 //   LOGT  the logits of the last fed token (n_vocab floats; empty when there are none)
