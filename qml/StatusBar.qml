@@ -37,6 +37,13 @@ ToolBar {
                   ? qsTr("context %1 / %2").arg(ChatController.contextUsed).arg(ChatController.contextLength)
                   : qsTr("context —")
             Accessible.name: qsTr("Context fill")
+            // How the conversation's context came back on the last switch (woken from its
+            // park file, or recomputed and why).
+            ToolTip.visible: contextHover.hovered && ChatController.contextNote.length > 0
+            ToolTip.text: ChatController.contextNote
+            HoverHandler {
+                id: contextHover
+            }
         }
         Item { Layout.fillWidth: true }
         Label {

@@ -7,6 +7,7 @@
 // call); and the bandwidth floor recomputed from `arbor-cli info --json`'s tensor table with the
 // block sizes of the GGUF spec (MoE expert tensors at n_expert_used / n_expert) and the KV cell
 // size from the hyperparameters. Then the usage errors: exit 1, nothing on stdout, one error line.
+#include "cli_run.hpp"
 #include "test_data.hpp"
 
 #include <QFile>
@@ -24,25 +25,9 @@ using namespace arbor::test;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = CliRun;
 
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("ARBOR_CLI"), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run cli(const QStringList& args) { return runCli(args); }
 
 QString stories() { return sharedData() + "/models/stories260K.gguf"; }
 

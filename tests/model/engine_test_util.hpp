@@ -2,6 +2,7 @@
 // backend with given threads/chunking, and comparing logits bit for bit.
 #pragma once
 
+#include "cli_run.hpp"
 #include <arbor/backend.hpp>
 #include <arbor/kv_cache.hpp>
 #include <arbor/model.hpp>
@@ -23,22 +24,8 @@ namespace arbor::test {
 // A shared-data model ("quant/random-qwen3-Q4_K_M.gguf"), or "synth:ARCH:TYPE": a tiny model of
 // that architecture written by arbor::synthesize_model (once per process, into a temporary
 // folder removed when the process exits).
-// One arbor-cli run: exit code (-1 if it did not finish in 120 s, -2 if it crashed), stdout, stderr.
-struct CliRun {
-    int code = -1;
-    QByteArray out, err;
-};
-
-inline CliRun cli(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("ARBOR_CLI", "arbor-cli"), args);
-    CliRun r;
-    if (!p.waitForFinished(120000)) return r;
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+// One arbor-cli run (cli_run.hpp).
+inline CliRun cli(const QStringList& args) { return runCli(args); }
 
 inline QString modelPath(const QString& rel) {
     if (!rel.startsWith("synth:")) return sharedData() + "/" + rel;

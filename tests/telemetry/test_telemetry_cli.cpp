@@ -2,6 +2,7 @@
 // issue specifies (read back with Qt's own JSON parser), bad files and flags give exit 1 with
 // one "error:" line, live snapshots work on this machine (CPU only is fine), and SIGINT ends
 // the endless mode with exit 0.
+#include "cli_run.hpp"
 #include "kernel_layouts.hpp"
 
 #include <QFile>
@@ -20,24 +21,10 @@ namespace {
 
 QString cli() { return qEnvironmentVariable("ARBOR_CLI"); }
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = arbor::test::CliRun;
 
 Run run(const QStringList& args, int timeout_ms = 20000) {
-    QProcess p;
-    p.start(cli(), QStringList{"telemetry"} + args);
-    Run r;
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return arbor::test::runCli(QStringList{"telemetry"} + args, timeout_ms);
 }
 
 QByteArray v3_fixture() {

@@ -1,6 +1,7 @@
 // arbor-cli tokenize / detokenize: output format, -f byte for byte (checked against the
 // reference vectors), -p literal, --bos, --special, --no-special, and the error contract
 // (exit 1, one "error:" line, nothing on stdout).
+#include "cli_run.hpp"
 #include "vocab_files.hpp"
 
 #include <QProcess>
@@ -11,24 +12,9 @@ using namespace arbor;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-};
+using Run = arbor::test::CliRun;
 
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("ARBOR_CLI"), args);
-    Run r;
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+Run cli(const QStringList& args) { return arbor::test::runCli(args, 60000); }
 
 QString vocab(const char* name) { return test::vocabDir() + "/" + name; }
 

@@ -223,6 +223,7 @@ private:
     };
     Result<StopReason> generate_loop(Sampler& sampler, const GenerateOptions& opts, const TokenCallback& on_token);
     std::unique_ptr<Session> sibling(std::unique_ptr<KvSequence> seq) const;
+    void copy_state_to(Session& s) const;
 
     std::shared_ptr<Contexts> pool_;
     std::unique_ptr<KvSequence> seq_;

@@ -30,6 +30,11 @@ struct Kernels {
     void (*silu_mul)(const float* g, const float* u, int n, float* h);
 };
 
+// Element i of a KV-cell row (K, V or indexer key) of type t, as a float (exact).
+float kv_load(const uint8_t* row, int64_t i, KvType t);
+// n floats stored as a KV-cell row of type t (IEEE half rounds to nearest even).
+void kv_store(uint8_t* dst, const float* src, int64_t n, KvType t);
+
 const Kernels& scalar_kernels();
 const Kernels& avx2_kernels();  // only where cpu_has_avx2()
 bool cpu_has_avx2();

@@ -116,6 +116,9 @@ void run_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker
 void run_lm_head(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_qkv_rope(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_attention(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void attention_chunk_heads(const Pass& p, float* sc, int n, const uint8_t* v, size_t v_stride, int group, float* r);
+void combine_attention_chunks(const Pass& p, const plan::Stage& s, const float* res, int64_t n_chunks, int64_t t,
+                              int64_t g);
 void run_router(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void build_expert_routes(const Pass& p);
 void run_expert_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);

@@ -8,18 +8,6 @@
 namespace arbor::cpu {
 namespace {
 
-void store_kv(uint8_t* dst, const float* src, int64_t n, KvType t) {
-    if (t == KvType::F32) {
-        std::memcpy(dst, src, size_t(n) * 4);
-        return;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = quant::blocks::f32_to_fp16(src[i]);
-        dst[2 * i] = uint8_t(h & 0xff);
-        dst[2 * i + 1] = uint8_t(h >> 8);
-    }
-}
-
 void apply_rope(const ModelConfig& c, const float* cs, float* v) {
     const int64_t half = c.n_rot / 2;
     if (c.rope_style == RopeStyle::Neox) {
@@ -66,7 +54,7 @@ void run_qkv_rope(const Pass& p, const plan::Stage& s, int64_t item, int worker)
         if (kind == kQ) {
             std::memcpy(p.q + t * p.q_width() + r0, v, size_t(hd) * 4);
         } else {
-            store_kv(p.kv_row(t, s.layer, head, p.pos[t], kind == kV), v, hd, p.kv.type);
+            kv_store(p.kv_row(t, s.layer, head, p.pos[t], kind == kV), v, hd, p.kv.type);
         }
     }
 }
@@ -92,18 +80,34 @@ void run_attention(const Pass& p, const plan::Stage& s, int64_t item, int worker
         const uint8_t* k = p.kv_row(t, s.layer, g, first, false);
         const uint8_t* v = p.kv_row(t, s.layer, g, first, true);
         p.k->scores(q, group, hdk, k, k_stride, p.kv.type, n, hdk, c.attn_scale, sc);
-        for (int h = 0; h < group; ++h) {
-            float* e = sc + h * num::kAttnChunk;
-            float m = e[0];
-            for (int j = 1; j < n; ++j)
-                if (e[j] > m) m = e[j];
-            float* r = res + (size_t(ch) * size_t(group) + size_t(h)) * res_stride;
-            const float l = p.k->exp_sum(e, n, m);
-            p.k->weighted_sum(e, n, v, v_stride, p.kv.type, hdv, r);
-            r[hdv] = m;
-            r[hdv + 1] = l;
-        }
+        attention_chunk_heads(p, sc, n, v, v_stride, group, res + size_t(ch) * size_t(group) * res_stride);
     }
+    combine_attention_chunks(p, s, res, n_chunks, t, g);
+}
+
+// The chunk contract of numerics.hpp for the q heads of one kv head: sc holds their scores
+// (head h at h * kAttnChunk) over n cells whose V rows start at v; writes [o(hdv), m, l] per
+// head into r (stride hdv + 2).
+void attention_chunk_heads(const Pass& p, float* sc, int n, const uint8_t* v, size_t v_stride, int group, float* r) {
+    const int hdv = int(p.cfg->head_dim_v);
+    for (int h = 0; h < group; ++h) {
+        float* e = sc + h * num::kAttnChunk;
+        float m = e[0];
+        for (int j = 1; j < n; ++j)
+            if (e[j] > m) m = e[j];
+        float* rh = r + size_t(h) * size_t(hdv + 2);
+        const float l = p.k->exp_sum(e, n, m);
+        p.k->weighted_sum(e, n, v, v_stride, p.kv.type, hdv, rh);
+        rh[hdv] = m;
+        rh[hdv + 1] = l;
+    }
+}
+
+// The chunks' results combined in chunk order into Att[t] for kv head g (+ AttQ).
+void combine_attention_chunks(const Pass& p, const plan::Stage& s, const float* res, int64_t n_chunks, int64_t t,
+                              int64_t g) {
+    const int group = int(p.cfg->n_head / p.cfg->n_head_kv), hdv = int(p.cfg->head_dim_v);
+    const size_t res_stride = size_t(hdv + 2);
     float* out = p.att + t * p.att_width() + g * group * hdv;
     for (int h = 0; h < group; ++h) {
         float* o = out + h * hdv;

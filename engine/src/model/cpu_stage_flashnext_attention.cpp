@@ -52,41 +52,10 @@ void run_sparse_attention(const Pass& p, const plan::Stage& s, int64_t item, int
             cell = advance(cell);
         }
         p.k->scores(q, group, hdk, kg, k_row, p.kv.type, n, hdk, c.attn_scale, sc);
-        for (int h = 0; h < group; ++h) {
-            float* e = sc + h * num::kAttnChunk;
-            float m = e[0];
-            for (int j = 1; j < n; ++j)
-                if (e[j] > m) m = e[j];
-            float* r = res + (size_t(n_chunks) * size_t(group) + size_t(h)) * res_stride;
-            const float l = p.k->exp_sum(e, n, m);
-            p.k->weighted_sum(e, n, vg, v_row, p.kv.type, hdv, r);
-            r[hdv] = m;
-            r[hdv + 1] = l;
-        }
+        attention_chunk_heads(p, sc, n, vg, v_row, group, res + size_t(n_chunks) * size_t(group) * res_stride);
         ++n_chunks;
     }
-    float* out = p.att + t * p.att_width() + g * group * hdv;
-    for (int h = 0; h < group; ++h) {
-        float* o = out + h * hdv;
-        float M = res[size_t(h) * res_stride + size_t(hdv)];
-        for (int64_t ch = 1; ch < n_chunks; ++ch) {
-            const float m = res[(size_t(ch) * size_t(group) + size_t(h)) * res_stride + size_t(hdv)];
-            if (m > M) M = m;
-        }
-        float L = 0.0f;
-        for (int d = 0; d < hdv; ++d) o[d] = 0.0f;
-        for (int64_t ch = 0; ch < n_chunks; ++ch) {
-            const float* r = res + (size_t(ch) * size_t(group) + size_t(h)) * res_stride;
-            const float wc = num::attn_chunk_weight(r[hdv], M);
-            L = fmaf(r[hdv + 1], wc, L);
-            for (int d = 0; d < hdv; ++d) o[d] = fmaf(r[d], wc, o[d]);
-        }
-        for (int d = 0; d < hdv; ++d) o[d] = num::div_rn(o[d], L);
-    }
-    if (s.quantize_out) {
-        const int64_t span = int64_t(group) * hdv;
-        quant::quantize_q8a_isa(p.isa, out, p.attq + (t * p.att_width() + g * span) / 32, span);
-    }
+    combine_attention_chunks(p, s, res, n_chunks, t, g);
 }
 
 }  // namespace arbor::cpu

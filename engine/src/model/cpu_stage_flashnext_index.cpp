@@ -14,28 +14,6 @@
 namespace arbor::cpu {
 namespace {
 
-float load_elem(const uint8_t* row, int64_t i, KvType t) {
-    if (t == KvType::F32) {
-        float f;
-        std::memcpy(&f, row + i * 4, 4);
-        return f;
-    }
-    const uint16_t h = uint16_t(row[2 * i] | (row[2 * i + 1] << 8));
-    return quant::blocks::fp16_to_f32(h);
-}
-
-void store_elems(uint8_t* dst, const float* src, int64_t n, KvType t) {
-    if (t == KvType::F32) {
-        std::memcpy(dst, src, size_t(n) * 4);
-        return;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = quant::blocks::f32_to_fp16(src[i]);
-        dst[2 * i] = uint8_t(h & 0xff);
-        dst[2 * i + 1] = uint8_t(h >> 8);
-    }
-}
-
 // NEOX RoPE over all n dims at pos with the indexer table.
 void rope_all(float* v, int64_t n, int64_t pos, const std::vector<float>& freq) {
     const int64_t half = n / 2;
@@ -58,8 +36,8 @@ void pool_index_block(const KvLayout& kv, const std::vector<uint8_t*>& pages, in
     const size_t row = size_t(dI * kv.elem_bytes);
     const uint8_t* k = page + kv.index_offset(layer) + size_t(cell) * row;
     for (int64_t e = 0; e < dI; ++e)
-        v[e] = num::pool_mean4(load_elem(k, e, kv.type), load_elem(k + row, e, kv.type), load_elem(k + 2 * row, e, kv.type),
-                               load_elem(k + 3 * row, e, kv.type));
+        v[e] = num::pool_mean4(kv_load(k, e, kv.type), kv_load(k + row, e, kv.type), kv_load(k + 2 * row, e, kv.type),
+                               kv_load(k + 3 * row, e, kv.type));
     num::rms_norm(v, L.idx_k_norm.data(), c.rms_eps, int(dI), v);
     rope_all(v, dI, first, index_freq);
     std::memcpy(page + kv.pool_offset(layer) + size_t(cell / kKvPoolCells) * size_t(dI) * 4, v, size_t(dI) * 4);
@@ -103,7 +81,7 @@ void run_indexer_proj(const Pass& p, const plan::Stage& s, int64_t item, int wor
         } else {
             const WeightRef& w = L.idx_k;
             quant::dot_rows_isa(p.isa, w.type, w.row(0), w.row_bytes, dI, x, xq, d, v);
-            store_elems(p.index_row(t, s.layer, p.pos[t]), v, dI, p.kv.type);
+            kv_store(p.index_row(t, s.layer, p.pos[t]), v, dI, p.kv.type);
         }
     }
     if (item != HI + 1) return;

@@ -32,20 +32,26 @@ private:
     PassPlan& p_;
 };
 
+// The attention stage (dense or sparse) and the output projection. The attention item covers
+// the q heads of one kv head: it can form the Q8A blocks of its own output only when that span
+// is made of whole 32-blocks; otherwise a Quantize stage does.
+void attention_and_output(Builder& b, const ModelConfig& c, const LayerWeights& L, int layer, Op attn, Op out,
+                          Buf out_buf) {
+    const int64_t span = (c.n_head / c.n_head_kv) * c.head_dim_v;
+    const bool need_q = q8(L.wo);
+    b.add(attn, layer, Buf::Q, Buf::Att).quantize_out = need_q && span % 32 == 0;
+    if (need_q && span % 32 != 0) b.add(Op::Quantize, layer, Buf::Att, Buf::Att);
+    Stage& o = b.add(out, layer, Buf::Att, out_buf);
+    o.weight = &L.wo;
+    o.tile = kMatTile;
+}
+
 void attention_block(Builder& b, const ModelConfig& c, const LayerWeights& L, int layer) {
     Stage& n = b.add(Op::RmsNorm, layer, Buf::X, Buf::XN);
     n.norm = &L.attn_norm;
     n.quantize_out = q8(L.wq) || q8(L.wk) || q8(L.wv);
     b.add(Op::QkvRope, layer, Buf::XN, Buf::Q);
-    // The attention item covers the q heads of one kv head: it can form the Q8A blocks of its
-    // own output only when that span is made of whole 32-blocks.
-    const int64_t span = (c.n_head / c.n_head_kv) * c.head_dim_v;
-    const bool need_q = q8(L.wo);
-    b.add(Op::Attention, layer, Buf::Q, Buf::Att).quantize_out = need_q && span % 32 == 0;
-    if (need_q && span % 32 != 0) b.add(Op::Quantize, layer, Buf::Att, Buf::Att);
-    Stage& o = b.add(Op::MatMulAdd, layer, Buf::Att, Buf::X);
-    o.weight = &L.wo;
-    o.tile = kMatTile;
+    attention_and_output(b, c, L, layer, Op::Attention, Op::MatMulAdd, Buf::X);
 }
 
 void dense_ffn(Builder& b, const LayerWeights& L, int layer) {
@@ -83,13 +89,7 @@ void flashnext_layer(Builder& b, const ModelConfig& c, const LayerWeights& L, in
     b.add_beside(Op::IndexerProj, layer, Buf::XN, Buf::IndexQ);
     b.add(Op::IndexScore, layer, Buf::IndexQ, Buf::Scores);
     b.add(Op::IndexSelect, layer, Buf::Scores, Buf::Sel);
-    const int64_t span = (c.n_head / c.n_head_kv) * c.head_dim_v;
-    const bool need_q = q8(L.wo);
-    b.add(Op::SparseAttention, layer, Buf::Q, Buf::Att).quantize_out = need_q && span % 32 == 0;
-    if (need_q && span % 32 != 0) b.add(Op::Quantize, layer, Buf::Att, Buf::Att);
-    Stage& o = b.add(Op::MatMulHcPost, layer, Buf::Att, Buf::X4);
-    o.weight = &L.wo;
-    o.tile = kMatTile;
+    attention_and_output(b, c, L, layer, Op::SparseAttention, Op::MatMulHcPost, Buf::X4);
 
     Stage& pf = b.add(Op::HcPre, layer, Buf::X4, Buf::XN);
     pf.norm = &L.ffn_norm;

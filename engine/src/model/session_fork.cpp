@@ -19,11 +19,7 @@ Result<std::unique_ptr<Session>> Session::fork(int64_t n) const {
     if (n == size) {
         // Everything shared: the fork continues exactly as this context would.
         std::unique_ptr<Session> s = sibling(seq_->fork(n));
-        s->tokens_ = tokens_;
-        s->logits_ = logits_;
-        s->pending_ = pending_;
-        s->held_ = held_;
-        s->reset_stats();
+        copy_state_to(*s);
         return s;
     }
     std::unique_ptr<Session> s = sibling(seq_->fork(n == 0 ? 0 : n - 1));
@@ -42,12 +38,18 @@ Result<std::unique_ptr<Session>> Session::deep_copy() const {
     auto seq = seq_->deep_copy();
     if (!seq) return make_error("copy of a context: " + seq.message());
     std::unique_ptr<Session> s = sibling(std::move(seq.value()));
-    s->tokens_ = tokens_;
-    s->logits_ = logits_;
-    s->pending_ = pending_;
-    s->held_ = held_;
-    s->reset_stats();
+    copy_state_to(*s);
     return s;
+}
+
+// A context holding the same cells continues exactly as this one: same tokens, logits,
+// pending token and held text; its stats start from zero.
+void Session::copy_state_to(Session& s) const {
+    s.tokens_ = tokens_;
+    s.logits_ = logits_;
+    s.pending_ = pending_;
+    s.held_ = held_;
+    s.reset_stats();
 }
 
 }  // namespace arbor
