@@ -133,6 +133,11 @@ void ContextParking::generated(qint64 conversationId, qint64 nodeId) {
     m_cleanFile.clear();
 }
 
+void ContextParking::beforeQuit(ContextSwitch* report) {
+    report->fromConversation = m_owner;
+    if (enabled()) park(report);
+}
+
 void ContextParking::beforeModelChange(ContextSwitch* report) {
     report->fromConversation = m_owner;
     if (enabled()) park(report);

@@ -57,6 +57,9 @@ public:
     void generated(qint64 conversationId, qint64 nodeId);
     // Another model is about to be loaded: parks the held context, which the load drops.
     void beforeModelChange(ContextSwitch* report);
+    // The app is quitting: parks the held context so the next start wakes it instead of
+    // prefilling it again.
+    void beforeQuit(ContextSwitch* report);
 
 private:
     void park(ContextSwitch* report);

@@ -79,7 +79,7 @@ void EngineWorker::run() {
         {
             QMutexLocker lock(&m_mutex);
             while (m_queue.empty() && !m_stopping) m_wake.wait(&m_mutex);
-            if (m_queue.empty()) return;
+            if (m_queue.empty()) break;
             r = std::move(m_queue.front());
             m_queue.pop_front();
             m_preempt = !m_queue.empty() || m_stopping;
@@ -92,6 +92,14 @@ void EngineWorker::run() {
         case Request::Kind::Generate: generate(r.generate); break;
         case Request::Kind::Activate: activate(r.generate, true); break;
         }
+    }
+    // Quitting: the held context goes to its park file (the store is still open: the
+    // controller stops it after this thread), so the next start wakes it.
+    if (m_backend->isLoaded()) {
+        ContextSwitch report;
+        m_parking.beforeQuit(&report);
+        QMutexLocker lock(&m_mutex);
+        m_lastSwitch = report;
     }
 }
 

@@ -211,6 +211,33 @@ private slots:
         QCOMPARE(rig.reply(a, &pa, &ta, QStringLiteral("And then the dog came.")), m_ref.second);
     }
 
+    // A context that was never switched away from is parked when the app quits.
+    void theHeldContextIsParkedOnQuit() {
+        const QString dir = freshDir();
+        qint64 a = 0, pa = 0;
+        QVector<ChatTurn> ta;
+        {
+            Rig rig;
+            QVERIFY(rig.start(dir, true));
+            a = rig.conversation();
+            QCOMPARE(rig.reply(a, &pa, &ta, QStringLiteral("Tell me about a cat.")), m_ref.first);
+            QVERIFY(rig.parks().isEmpty());  // nothing parked while it runs
+            rig.worker->shutdown();
+            const ContextSwitch quit = rig.worker->lastSwitch();
+            QVERIFY2(quit.parkError.isEmpty(), qPrintable(quit.parkError));
+            QVERIFY(quit.parkedCells > 0);
+            QVERIFY(QFileInfo::exists(quit.parkedFile));
+            QCOMPARE(rig.parks().size(), 1);
+        }
+        Rig rig;
+        QVERIFY(rig.start(dir, true));
+        const ContextSwitch back = rig.activate(a, pa, ta);
+        QVERIFY2(back.problem.isEmpty(), qPrintable(back.problem));
+        QVERIFY(back.restoredCells > 0);
+        QCOMPARE(back.recomputedCells, 0);
+        QCOMPARE(rig.reply(a, &pa, &ta, QStringLiteral("And then the dog came.")), m_ref.second);
+    }
+
     void aBadParkFileFallsBackToPrefill_data() {
         QTest::addColumn<QString>("how");
         QTest::newRow("kv bytes flipped") << QStringLiteral("kv-bytes");
