@@ -113,6 +113,8 @@ void run_rms_norm(const Pass& p, const plan::Stage& s, int64_t item);
 void run_quantize(const Pass& p, const plan::Stage& s, int64_t item);
 void run_matmul_add(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker);
+void gated_ffn_tile(const Pass& p, const WeightRef& gate, const WeightRef& up, int64_t n_ff, int64_t r0, int64_t rows,
+                    bool quantize_out, float* h_out, BlockQ8A* hq_out, int worker);
 void run_lm_head(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_qkv_rope(const Pass& p, const plan::Stage& s, int64_t item, int worker);
 void run_attention(const Pass& p, const plan::Stage& s, int64_t item, int worker);

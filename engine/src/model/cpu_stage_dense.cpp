@@ -73,21 +73,29 @@ void run_matmul_add(const Pass& p, const plan::Stage& s, int64_t item, int worke
     }
 }
 
-void run_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker) {
-    const LayerWeights& L = p.w->layers[size_t(s.layer)];
-    const int64_t n_ff = p.cfg->n_ff, n_embd = p.cfg->n_embd;
-    const int64_t r0 = item * s.tile, rows = std::min<int64_t>(s.tile, n_ff - r0);
+// A tile of the gated FFN h = silu(Wg . x) * (Wu . x) over rows [r0, r0 + rows) of n_ff, for
+// every token of the pass, from XN into h (+ its Q8A form when quantize_out).
+void gated_ffn_tile(const Pass& p, const WeightRef& gate, const WeightRef& up, int64_t n_ff, int64_t r0, int64_t rows,
+                    bool quantize_out, float* h_out, BlockQ8A* hq_out, int worker) {
+    const int64_t n_embd = p.cfg->n_embd;
     float* g = p.scratch[worker].a.data();
     float* u = p.scratch[worker].b.data();
     for (int64_t t = 0; t < p.n_tokens; ++t) {
         const float* x = p.xn + t * n_embd;
         const BlockQ8A* xq = p.xq + t * n_blocks(n_embd);
-        dot_tile(p, L.ffn_gate, r0, rows, x, xq, g);
-        dot_tile(p, L.ffn_up, r0, rows, x, xq, u);
-        float* h = p.h + t * n_ff + r0;
+        dot_tile(p, gate, r0, rows, x, xq, g);
+        dot_tile(p, up, r0, rows, x, xq, u);
+        float* h = h_out + t * n_ff + r0;
         p.k->silu_mul(g, u, int(rows), h);
-        if (s.quantize_out) quant::quantize_q8a_isa(p.isa, h, p.hq + t * n_blocks(n_ff) + r0 / 32, rows);
+        if (quantize_out) quant::quantize_q8a_isa(p.isa, h, hq_out + t * n_blocks(n_ff) + r0 / 32, rows);
     }
+}
+
+void run_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker) {
+    const LayerWeights& L = p.w->layers[size_t(s.layer)];
+    const int64_t n_ff = p.cfg->n_ff;
+    const int64_t r0 = item * s.tile, rows = std::min<int64_t>(s.tile, n_ff - r0);
+    gated_ffn_tile(p, L.ffn_gate, L.ffn_up, n_ff, r0, rows, s.quantize_out, p.h, p.hq, worker);
 }
 
 void run_lm_head(const Pass& p, const plan::Stage& s, int64_t item, int worker) {

@@ -19,19 +19,9 @@ void run_shared_gate(const Pass& p, const plan::Stage& s, int64_t t, int) {
 
 void run_shared_gated_ffn(const Pass& p, const plan::Stage& s, int64_t item, int worker) {
     const LayerWeights& L = p.w->layers[size_t(s.layer)];
-    const int64_t F = p.cfg->n_ff_shexp, d = p.cfg->n_embd;
+    const int64_t F = p.cfg->n_ff_shexp;
     const int64_t r0 = item * s.tile, rows = std::min<int64_t>(s.tile, F - r0);
-    float* g = p.scratch[worker].a.data();
-    float* u = p.scratch[worker].b.data();
-    for (int64_t t = 0; t < p.n_tokens; ++t) {
-        const float* x = p.xn + t * d;
-        const BlockQ8A* xq = p.xq + t * (d / 32);
-        quant::dot_rows_isa(p.isa, L.gate_shexp.type, L.gate_shexp.row(r0), L.gate_shexp.row_bytes, rows, x, xq, d, g);
-        quant::dot_rows_isa(p.isa, L.up_shexp.type, L.up_shexp.row(r0), L.up_shexp.row_bytes, rows, x, xq, d, u);
-        float* h = p.hs + t * F + r0;
-        p.k->silu_mul(g, u, int(rows), h);
-        if (s.quantize_out) quant::quantize_q8a_isa(p.isa, h, p.hsq + t * (F / 32) + r0 / 32, rows);
-    }
+    gated_ffn_tile(p, L.gate_shexp, L.up_shexp, F, r0, rows, s.quantize_out, p.hs, p.hsq, worker);
 }
 
 // Item: a tile of rows r. y[r] = sum over slots k of w_k (Wd_e(k)[r] . HE[t][k]), then

@@ -32,6 +32,18 @@ private:
     PassPlan& p_;
 };
 
+// The head: the output norm (over the n_out output tokens only, from the stream or streams
+// `in`) and the LM head.
+void output_head(Builder& b, const ModelWeights& w, Op norm_op, Buf in) {
+    Stage& n = b.add(norm_op, -1, in, Buf::XN);
+    n.norm = &w.output_norm;
+    n.outputs_only = true;
+    n.quantize_out = q8(w.output);
+    Stage& h = b.add(Op::LmHead, -1, Buf::XN, Buf::Logits);
+    h.weight = &w.output;
+    h.tile = kHeadTile;
+}
+
 // The attention stage (dense or sparse) and the output projection. The attention item covers
 // the q heads of one kv head: it can form the Q8A blocks of its own output only when that span
 // is made of whole 32-blocks; otherwise a Quantize stage does.
@@ -111,13 +123,7 @@ PassPlan build_flashnext_plan(const ModelConfig& c, const ModelWeights& w) {
     b.add(Op::EmbedHc, -1, Buf::None, Buf::X4);
     b.add_beside(Op::RopeTable, -1, Buf::None, Buf::Rope);
     for (int i = 0; i < int(c.n_layer); ++i) flashnext_layer(b, c, w.layers[size_t(i)], i);
-    Stage& n = b.add(Op::HcPre, -1, Buf::X4, Buf::XN);
-    n.norm = &w.output_norm;
-    n.outputs_only = true;
-    n.quantize_out = q8(w.output);
-    Stage& h = b.add(Op::LmHead, -1, Buf::XN, Buf::Logits);
-    h.weight = &w.output;
-    h.tile = kHeadTile;
+    output_head(b, w, Op::HcPre, Buf::X4);
     return p;
 }
 
@@ -139,13 +145,7 @@ PassPlan build_pass_plan(const ModelConfig& c, const ModelWeights& w) {
         else
             dense_ffn(b, L, i);
     }
-    Stage& n = b.add(Op::RmsNorm, -1, Buf::X, Buf::XN);
-    n.norm = &w.output_norm;
-    n.outputs_only = true;
-    n.quantize_out = q8(w.output);
-    Stage& h = b.add(Op::LmHead, -1, Buf::XN, Buf::Logits);
-    h.weight = &w.output;
-    h.tile = kHeadTile;
+    output_head(b, w, Op::RmsNorm, Buf::X);
     return p;
 }
 
