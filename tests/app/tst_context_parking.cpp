@@ -5,6 +5,7 @@
 // or deleted one must fall back to prefilling, say why, and still give the same reply. And at
 // the controller: each conversation keeps its model, opening one loads it, and a missing model
 // file is reported in the model state.
+#include "spy_wait.hpp"
 #include "chat/ChatController.h"
 #include "chat/EngineWorker.h"
 #include "chat/StoreThread.h"
@@ -50,7 +51,7 @@ struct Rig {
         worker->start();
         QSignalSpy loaded(worker.get(), &EngineWorker::modelLoaded);
         worker->requestLoad(kModel);
-        return loaded.wait(30000);
+        return arbor::test::waitForCount(loaded, 1, 30000);
     }
     ~Rig() {
         worker.reset();
@@ -77,7 +78,7 @@ struct Rig {
         req.params = greedy();
         QSignalSpy done(worker.get(), &EngineWorker::generationFinished);
         worker->requestGenerate(req);
-        if (!done.wait(60000)) return QStringLiteral("<timeout>");
+        if (!arbor::test::waitForCount(done, 1, 60000)) return QStringLiteral("<timeout>");
         const auto res = done.at(0).at(0).value<ReplyResult>();
         if (res.state != QLatin1String("complete")) return QStringLiteral("<%1: %2>").arg(res.state, res.error);
         *turns += {QStringLiteral("assistant"), res.content};
@@ -87,7 +88,7 @@ struct Rig {
     ContextSwitch activate(qint64 conv, qint64 leaf, const QVector<ChatTurn>& turns) {
         QSignalSpy switched(worker.get(), &EngineWorker::contextSwitched);
         worker->requestActivate(conv, leaf, turns, greedy());
-        if (!switched.wait(30000)) return {};
+        if (!arbor::test::waitForCount(switched, 1, 30000)) return {};
         return switched.at(0).at(0).value<ContextSwitch>();
     }
     QList<ParkRef> parks() {

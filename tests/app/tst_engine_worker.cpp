@@ -3,6 +3,7 @@
 // reply is committed before generationFinished, cancel takes effect within one token, the
 // backend only ever runs on the worker thread and the database never on this (the UI) thread,
 // and the context overflow policy is applied.
+#include "spy_wait.hpp"
 #include "chat/EngineWorker.h"
 #include "chat/StoreThread.h"
 #include "engine/FakeChatBackend.h"
@@ -47,7 +48,7 @@ class TestEngineWorker : public QObject {
         m_worker->start();
         QSignalSpy loaded(m_worker.get(), &EngineWorker::modelLoaded);
         m_worker->requestLoad(QStringLiteral(ARBOR_DEMO_MODEL_SOURCE));
-        QVERIFY(loaded.wait(5000));
+        QVERIFY(arbor::test::waitForCount(loaded, 1, 5000));
     }
     // A conversation with one user message and a streaming reply, committed on the store thread.
     GenerateRequest prepare(const QString& user) {
@@ -88,7 +89,7 @@ private slots:
         QElapsedTimer t;
         t.start();
         m_worker->requestGenerate(req);
-        QVERIFY(finished.wait(20000));
+        QVERIFY(arbor::test::waitForCount(finished, 1, 20000));
         const double ms = t.elapsed();
         QString text;
         for (const auto& args : progress) text += args.at(0).value<ReplyProgress>().contentDelta;
@@ -120,7 +121,7 @@ private slots:
         QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
         const GenerateRequest req = prepare(QStringLiteral("go"));
         m_worker->requestGenerate(req);
-        QVERIFY(finished.wait(20000));
+        QVERIFY(arbor::test::waitForCount(finished, 1, 20000));
         // Never acknowledged: the first batch, then everything else in the last one.
         QCOMPARE(progress.size(), 2);
         QCOMPARE(progress.at(1).at(0).value<ReplyProgress>().contentDelta.size(), 600 - progress.at(0).at(0).value<ReplyProgress>().contentDelta.size());
@@ -129,7 +130,7 @@ private slots:
         connect(m_worker.get(), &EngineWorker::replyProgress, this, [this] { m_worker->acknowledgeProgress(); });
         const GenerateRequest again = prepare(QStringLiteral("go"));
         m_worker->requestGenerate(again);
-        QVERIFY(finished.wait(20000));
+        QVERIFY(arbor::test::waitForCount(finished, 2, 20000));
         QString text;
         for (const auto& args : progress) text += args.at(0).value<ReplyProgress>().contentDelta;
         QCOMPARE(text.size(), 600);
@@ -169,7 +170,7 @@ private slots:
         QElapsedTimer t;
         t.start();
         m_worker->cancel(req.replyId);
-        QVERIFY(finished.wait(5000));
+        QVERIFY(arbor::test::waitForCount(finished, 1, 5000));
         const qint64 ms = t.elapsed();
         const ReplyResult res = finished.at(0).at(0).value<ReplyResult>();
         qInfo("cancel took %lld ms (a token takes 40 ms)", ms);
@@ -206,7 +207,7 @@ private slots:
         req.turns += {QStringLiteral("user"), QStringLiteral("last")};
         req.policy = ContextPolicy::KeepNewest;
         m_worker->requestGenerate(req);
-        QVERIFY(finished.wait(5000));
+        QVERIFY(arbor::test::waitForCount(finished, 1, 5000));
         QCOMPARE(finished.at(0).at(0).value<ReplyResult>().state, QStringLiteral("complete"));
         const int dropped = ready.at(0).at(3).toInt();
         QVERIFY2(dropped >= 6, qPrintable(QString::number(dropped)));  // 64 - 16 reserve leaves room for ~2 exchanges
@@ -216,7 +217,7 @@ private slots:
         refused.turns = req.turns;
         refused.policy = ContextPolicy::Refuse;
         m_worker->requestGenerate(refused);
-        QVERIFY(finished.wait(5000));
+        QVERIFY(arbor::test::waitForCount(finished, 2, 5000));
         const ReplyResult res = finished.at(1).at(0).value<ReplyResult>();
         QCOMPARE(res.state, QStringLiteral("error"));
         QVERIFY(res.stats.stopReason.startsWith(QStringLiteral("context-overflow")));
@@ -229,7 +230,7 @@ private slots:
         QSignalSpy finished(m_worker.get(), &EngineWorker::generationFinished);
         const GenerateRequest req = prepare(QStringLiteral("q"));
         m_worker->requestGenerate(req);
-        QVERIFY(finished.wait(5000));
+        QVERIFY(arbor::test::waitForCount(finished, 1, 5000));
         const MessageRow m = stored(req.replyId);
         QCOMPARE(m.content, QStringLiteral("yes"));
         QCOMPARE(m.reasoning, QStringLiteral("hmm"));
