@@ -126,6 +126,7 @@ int run(std::vector<std::string> argv) {
     auto session = Session::create(model.value(), so);
     if (!session) throw RuntimeFailure(session.message());
     Session& s = *session.value();
+    std::fprintf(stderr, "device: %s\n", s.backend().device().c_str());
 
     std::optional<Sampler> woken;
     std::vector<TokenId> more;
