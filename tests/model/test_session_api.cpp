@@ -9,6 +9,7 @@
 #include <arbor/session.hpp>
 
 #include "engine_test_util.hpp"
+#include "session_test_util.hpp"
 
 #include <QFile>
 #include <QtTest>
@@ -49,29 +50,6 @@ std::vector<float> reference(Contexts& pool, const std::vector<TokenId>& toks) {
 std::vector<TokenId> concat(std::vector<TokenId> a, const std::vector<TokenId>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
-}
-
-struct Generated {
-    std::string text;
-    std::vector<TokenId> ids;
-    StopReason reason = StopReason::Length;
-    bool ok = false;
-};
-
-Generated generate(Session& s, Sampler& sampler, int64_t n, bool resumable = false) {
-    Generated g;
-    GenerateOptions go;
-    go.max_tokens = n;
-    go.resumable = resumable;
-    auto r = s.generate(sampler, go, TokenCallback([&](const TokenEvent& e) {
-        g.text += e.text;
-        if (e.token != kNoToken) g.ids.push_back(e.token);
-        return true;
-    }));
-    g.ok = r.ok();
-    if (r) g.reason = r.value();
-    else qWarning("generate: %s", r.message().c_str());
-    return g;
 }
 
 Sampler seeded(const Model& m, float temp, uint64_t seed) {

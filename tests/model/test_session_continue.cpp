@@ -9,6 +9,7 @@
 #include <arbor/session.hpp>
 
 #include "engine_test_util.hpp"
+#include "session_test_util.hpp"
 
 #include <QtTest>
 
@@ -17,27 +18,6 @@ using namespace arbor::test;
 
 namespace {
 
-struct Gen {
-    std::string text;
-    std::vector<TokenId> ids;
-    StopReason reason = StopReason::Length;
-};
-
-Gen gen(Session& s, Sampler& sampler, int64_t n, const std::vector<std::string>& stops, bool resumable) {
-    Gen g;
-    GenerateOptions go;
-    go.max_tokens = n;
-    go.stop = stops;
-    go.resumable = resumable;
-    auto r = s.generate(sampler, go, TokenCallback([&](const TokenEvent& e) {
-        g.text += e.text;
-        if (e.token != kNoToken) g.ids.push_back(e.token);
-        return true;
-    }));
-    if (!r) qWarning("generate: %s", r.message().c_str());
-    else g.reason = r.value();
-    return g;
-}
 
 SamplerParams params(float temp, uint64_t seed) {
     SamplerParams p;
@@ -59,13 +39,13 @@ struct Case {
 };
 
 // The uninterrupted generation of n tokens.
-Gen whole(Contexts& pool, const Case& c, int64_t n) {
+Generated whole(Contexts& pool, const Case& c, int64_t n) {
     auto s = pool.create_context().value();
     const auto p = prompt_tokens(pool.model(), c.prompt.toStdString(), std::nullopt, false).value();
     if (!s->feed(p)) return {};
     Sampler sampler(c.sp, pool.model().config().n_vocab);
     sampler.accept(p);
-    return gen(*s, sampler, n, c.stops, false);
+    return generate(*s, sampler, n, false, c.stops);
 }
 
 std::shared_ptr<Contexts> pool(const QString& model) {
@@ -80,7 +60,7 @@ std::shared_ptr<Contexts> pool(const QString& model) {
 // after at least `lo` and fewer than `hi` tokens, or 0.
 uint64_t eogSeed(Contexts& p, const QString& model, float temp, int lo, int hi) {
     for (uint64_t seed = 1; seed < 400; ++seed) {
-        const Gen g = whole(p, Case{model, "Hello there", params(temp, seed), {}}, 80);
+        const Generated g = whole(p, Case{model, "Hello there", params(temp, seed), {}}, 80);
         if (g.reason == StopReason::EndOfGeneration && int(g.ids.size()) >= lo && int(g.ids.size()) < hi) return seed;
     }
     return 0;
@@ -137,7 +117,7 @@ class TestSessionContinue : public QObject {
             c.prompt = "Hello there";
             c.sp = params(1.5f, seed);
         }
-        const Gen g80 = whole(p, c, 80), g30 = whole(p, c, 30);
+        const Generated g80 = whole(p, c, 80), g30 = whole(p, c, 30);
         if (kind == "stop before") c.stops = {stopAt(g80.text, g30.text.size() / 2, 0, 4, commandLine)};
         if (kind == "stop across") c.stops = {stopAt(g80.text, g30.text.size(), 2, 5, commandLine)};
         if (!c.stops.empty() && c.stops[0].empty()) {
@@ -145,7 +125,7 @@ class TestSessionContinue : public QObject {
             return false;
         }
         *out = c;
-        const Gen check = whole(p, c, 80), first = whole(p, c, 30);
+        const Generated check = whole(p, c, 80), first = whole(p, c, 30);
         if (kind == "length") return check.reason == StopReason::Length && first.reason == StopReason::Length;
         if (kind == "stop before") return first.reason == StopReason::StopString;
         if (kind == "stop across") return first.reason == StopReason::Length && check.reason == StopReason::StopString;
@@ -163,7 +143,7 @@ private slots:
         QVERIFY(p);
         Case c;
         QVERIFY2(makeCase(*p, model, kind, false, &c), "the case does not arise on this model");
-        const Gen all = whole(*p, c, 80);
+        const Generated all = whole(*p, c, 80);
 
         // 30 then 50 in one context.
         auto s = p->create_context().value();
@@ -171,11 +151,11 @@ private slots:
         QVERIFY(s->feed(prompt));
         Sampler sampler(c.sp, p->model().config().n_vocab);
         sampler.accept(prompt);
-        const Gen a = gen(*s, sampler, 30, c.stops, true);
+        const Generated a = generate(*s, sampler, 30, true, c.stops);
         if (kind == "stop across") QVERIFY2(!s->held().text.empty(), "the start of the stop string is held");
         const QString file = tmp_.filePath(QString("%1.park").arg(QTest::currentDataTag()).replace(' ', '_'));
         QVERIFY(s->park(file.toStdString(), &sampler));
-        const Gen b = gen(*s, sampler, 50, c.stops, false);
+        const Generated b = generate(*s, sampler, 50, false, c.stops);
         QCOMPARE(toBytes(a.text + b.text), toBytes(all.text));
         QVERIFY(concat(a.ids, b.ids) == all.ids);
         QCOMPARE(int(b.reason), int(all.reason));
@@ -187,7 +167,7 @@ private slots:
         QCOMPARE(w.value().second.recomputed_cells, int64_t(0));
         QVERIFY(woken.held().stops == c.stops);
         Sampler ws = *w.value().second.sampler;
-        const Gen bw = gen(woken, ws, 50, woken.held().stops, false);
+        const Generated bw = generate(woken, ws, 50, false, woken.held().stops);
         QCOMPARE(toBytes(a.text + bw.text), toBytes(all.text));
         QVERIFY(concat(a.ids, bw.ids) == all.ids);
         QCOMPARE(int(bw.reason), int(all.reason));
@@ -196,7 +176,7 @@ private slots:
         if (a.reason == StopReason::EndOfGeneration || a.reason == StopReason::StopString) {
             QVERIFY(s->pending().has_value());
             if (a.reason == StopReason::EndOfGeneration) QVERIFY(p->model().tokenizer().is_eog(*s->pending()));
-            const Gen again = gen(*s, sampler, 10, c.stops, false);
+            const Generated again = generate(*s, sampler, 10, false, c.stops);
             QVERIFY(again.ids.empty() && again.text.empty());
             QCOMPARE(int(again.reason), int(a.reason));
             const std::vector<TokenId> expect = [&] {
@@ -212,7 +192,7 @@ private slots:
             QVERIFY(ref->feed(expect));
             QVERIFY(sameBits(std::vector<float>(s->last_logits().begin(), s->last_logits().end()),
                              std::vector<float>(ref->last_logits().begin(), ref->last_logits().end())));
-            const Gen next = gen(*s, sampler, 5, {}, false);
+            const Generated next = generate(*s, sampler, 5, false, {});
             QCOMPARE(int(next.reason), int(StopReason::Length));
         }
     }
@@ -264,13 +244,13 @@ private slots:
         ARBOR_REQUIRE_PATH(modelPath(model));
         auto p = pool(model);
         const Case c{model, "Once upon a time", params(0.0f, 1), {}};
-        const Gen g80 = whole(*p, c, 80), g30 = whole(*p, c, 30);
+        const Generated g80 = whole(*p, c, 80), g30 = whole(*p, c, 30);
         const std::string stop = stopAt(g80.text, g30.text.size(), 2, 5, false);
         QVERIFY(!stop.empty());
         auto s = p->create_context().value();
         QVERIFY(s->feed(prompt_tokens(p->model(), "Once upon a time", std::nullopt, false).value()));
         Sampler sampler(c.sp, p->model().config().n_vocab);
-        const Gen a = gen(*s, sampler, 30, {stop}, true);
+        const Generated a = generate(*s, sampler, 30, true, {stop});
         const std::string held = s->held().text;
         QVERIFY(!held.empty());
         QCOMPARE(a.text + held, g30.text);
