@@ -3,6 +3,7 @@
 // reply is committed before generationFinished, cancel takes effect within one token, the
 // backend only ever runs on the worker thread and the database never on this (the UI) thread,
 // and the context overflow policy is applied.
+#include "fake_script_util.hpp"
 #include "spy_wait.hpp"
 #include "chat/EngineWorker.h"
 #include "chat/StoreThread.h"
@@ -18,13 +19,6 @@
 using namespace arbor::app;
 
 namespace {
-
-FakeScript script(const QByteArray& json) {
-    FakeScript s;
-    QString why;
-    if (!FakeScript::parse(json, QStringLiteral("test.json"), &s, &why)) qFatal("bad test script: %s", qPrintable(why));
-    return s;
-}
 
 }  // namespace
 

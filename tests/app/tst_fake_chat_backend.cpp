@@ -1,6 +1,7 @@
 // The fake engine: its script is validated with messages that name the field, and it answers
 // with the scripted tokens at the scripted pace, fails on demand, stops at its context and
 // honours a cancel within one token.
+#include "fake_script_util.hpp"
 #include "engine/FakeChatBackend.h"
 #include "engine/FakeScript.h"
 
@@ -11,13 +12,6 @@
 using namespace arbor::app;
 
 namespace {
-
-FakeScript script(const QByteArray& json) {
-    FakeScript s;
-    QString why;
-    if (!FakeScript::parse(json, QStringLiteral("test.json"), &s, &why)) qFatal("bad test script: %s", qPrintable(why));
-    return s;
-}
 
 struct Run {
     GenerationOutcome out;
