@@ -433,7 +433,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
         int op;
         int64_t items;
         gpu::MkModelStage a;
-        std::string name;
+        const char* suffix;  // profile label: the plan stage's name + this
+        const plan::Stage* stage;
     };
     int gl = 0;
     size_t i = 0;
@@ -450,48 +451,47 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
             if (s.weight) a.w = dev_weight(*s.weight).value();
-            const std::string nm = std::string(plan::op_name(s.op)) + (s.layer >= 0 ? " L" + std::to_string(s.layer) : "");
             std::vector<Step> st;
             auto q_step = [&](int buf, int64_t rows) {
                 gpu::MkModelStage b = a;
                 b.buf = buf;
-                st.push_back({gpu::kOpQuantize, rows, b, nm + " q8a"});
+                st.push_back({gpu::kOpQuantize, rows, b, " q8a", &s});
             };
             switch (s.op) {
-            case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, nm}); break;
-            case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, nm}); break;
-            case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, nm}); break;
+            case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
+            case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
+            case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s}); break;
             case plan::Op::QkvRope:
-                st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, nm + " dots"});
-                st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, nm + " norm+rope"});
+                st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, " norm+rope", &s});
                 break;
             case plan::Op::Attention:
-                st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, nm + " chunks"});
-                st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, nm + " combine"});
+                st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, " chunks", &s});
+                st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, " combine", &s});
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
-            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, nm}); break;
+            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s}); break;
             case plan::Op::GatedFfn:
-                st.push_back({gpu::kOpGatedFfn, c.n_ff, a, nm});
+                st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufH, T);
                 break;
             case plan::Op::Router: {
                 gpu::MkModelStage r = a;
                 r.w = dev_weight(model_->weights().layers[size_t(s.layer)].gate_inp).value();
                 r.out_buf = gpu::kBufRouter;
-                st.push_back({gpu::kOpMatMulStore, (E + 1) / 2, r, nm + " logits"});
-                st.push_back({gpu::kOpRouterSelect, T, a, nm + " top-k"});
+                st.push_back({gpu::kOpMatMulStore, (E + 1) / 2, r, " logits", &s});
+                st.push_back({gpu::kOpRouterSelect, T, a, " top-k", &s});
                 break;
             }
             case plan::Op::ExpertGatedFfn:
-                st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, nm});
+                st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
-            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, nm}); break;
+            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s}); break;
             case plan::Op::LmHead: {
                 gpu::MkModelStage h = a;
                 h.out_buf = gpu::kBufLogits;
-                st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : (c.n_vocab + 1) / 2, h, nm});
+                st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : (c.n_vocab + 1) / 2, h, "", &s});
                 break;
             }
             default: break;  // refused at init
@@ -509,7 +509,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 m.items = st[k].items;
                 m.model = st[k].a;
                 program_.push_back(m);
-                stage_names_.push_back(st[k].name);
+                if (profile_) {  // labels only when someone reads them
+                    const plan::Stage& ps = *st[k].stage;
+                    stage_names_.push_back(std::string(plan::op_name(ps.op)) +
+                                           (ps.layer >= 0 ? " L" + std::to_string(ps.layer) : "") + st[k].suffix);
+                }
             }
         gl += int(depth);
     }
