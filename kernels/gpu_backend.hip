@@ -4,6 +4,7 @@
 // pass of the pass plan as ONE megakernel launch: the plan's stages become the kernel's
 // program (mk_model.hpp), level by level.
 #include "arbor_hip.hpp"
+#include "gpu_flashnext.hpp"
 #include "gpu_runtime.hpp"
 #include "mk_launch.hpp"
 #include "mk_model.hpp"
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -161,6 +163,7 @@ private:
     int64_t pages_stride_ = 0;
     std::vector<MkStage> program_;
     std::vector<std::string> stage_names_;
+    std::unique_ptr<gpu::FlashNextDevice> fn_;  // flashnext's part (gpu_flashnext.hpp), else null
 };
 
 Result<MkW> GpuBackend::dev_weight(const WeightRef& w) const {
@@ -210,12 +213,22 @@ Status GpuBackend::init() {
         case plan::Op::Router: case plan::Op::ExpertGatedFfn: case plan::Op::ExpertDownAdd: case plan::Op::LmHead:
             break;
         default:
+            if (c.is_flashnext() && gpu::FlashNextDevice::builds(s.op)) break;
             return make_error("the GPU backend does not run the " + c.arch_name + " architecture yet (stage " +
                               plan::op_name(s.op) + ")");
         }
     }
     if (auto s = upload_weights(); !s) return s;
-    return alloc_buffers();
+    if (auto s = alloc_buffers(); !s) return s;
+    if (!c.is_flashnext()) return {};
+    fn_ = std::make_unique<gpu::FlashNextDevice>();
+    if (auto s = fn_->init(
+            c, model_->weights(), opts_.max_batch_tokens, [this](const WeightRef& r) { return dev_weight(r); },
+            [this](const std::vector<float>& v) { return dev_vector(v); });
+        !s)
+        return s;
+    host_pass_.fn = fn_->device();
+    return {};
 }
 
 Status GpuBackend::upload_weights() {
@@ -226,6 +239,8 @@ Status GpuBackend::upload_weights() {
         for (const WeightRef* r : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down, &L.gate_inp,
                                    &L.gate_exps, &L.up_exps, &L.down_exps})
             refs.push_back(r);
+    if (c.is_flashnext())
+        for (const WeightRef* r : gpu::FlashNextDevice::weight_refs(w)) refs.push_back(r);
     size_t total = 0;
     std::vector<const WeightRef*> unique;
     for (const WeightRef* r : refs) {
@@ -252,6 +267,8 @@ Status GpuBackend::upload_weights() {
     for (const LayerWeights& L : w.layers)
         for (const std::vector<float>* v : {&L.attn_norm, &L.ffn_norm, &L.q_norm, &L.k_norm, &L.bq, &L.bk, &L.bv})
             stage_vec(*v);
+    if (c.is_flashnext())
+        for (const std::vector<float>* v : gpu::FlashNextDevice::vectors(w)) stage_vec(*v);
 
     size_t free_b = 0, total_b = 0;
     if (hipMemGetInfo(&free_b, &total_b) == hipSuccess) {
@@ -494,7 +511,13 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 st.push_back({gpu::kOpMatMulStore, n_out == 0 ? 0 : (c.n_vocab + 1) / 2, h, "", &s});
                 break;
             }
-            default: break;  // refused at init
+            default:  // flashnext's own ops (other ops are refused at init)
+                if (fn_) {
+                    std::vector<gpu::FnStep> fs;
+                    fn_->steps(s, a, T, n_out, MC, fs);
+                    for (const gpu::FnStep& f : fs) st.push_back({f.op, f.items, f.a, f.suffix, &s});
+                }
+                break;
             }
             per.push_back(std::move(st));
         }
@@ -526,6 +549,8 @@ Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
     for (int32_t p : pt.pos) max_pos = std::max<int64_t>(max_pos, p);
     const int64_t MC = max_pos / kKvPageCells + 1;
     if (auto s = ensure_chunks(MC); !s) return s;
+    if (fn_)
+        if (auto s = fn_->prepare(max_pos); !s) return s;
     MkPass& P = host_pass_;
     P.n_tokens = T;
     P.n_out = n_out;

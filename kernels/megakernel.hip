@@ -7,6 +7,7 @@
 #include "gpu_runtime.hpp"
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
+#include "mk_flashnext_ops.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
@@ -58,6 +59,8 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
     default:
         if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
             for (long long item = gwarp; item < st.items; item += warps) mk_model_item(st.op, st.model, item, gwarp, lane);
+        } else if (st.op >= kOpFnEmbedHc && st.op <= kOpFnLast) {
+            mk_flashnext_stage(st, gwarp, warps, lane);
         } else if (gwarp == 0 && lane == 0) {
             mk_report(sync, kMkBadOp, stage_index, level, kWaitNone, 0);
         }

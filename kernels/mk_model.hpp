@@ -17,6 +17,8 @@ struct BlockQ8A;
 
 namespace arbor::gpu {
 
+struct MkFnPass;  // flashnext's part of the pass (mk_flashnext.hpp)
+
 // A matrix (or a stack of expert matrices) in device memory.
 struct MkW {
     const uint8_t* data;
@@ -93,6 +95,7 @@ struct MkPass {
     float* logits;     // [n_out][n_vocab]
     float* scores;     // [warps][group][256] per-warp attention scratch
     long long score_group;  // group rounded, the scratch's middle dimension
+    const MkFnPass* fn;     // flashnext's weights and buffers (device memory); null otherwise
 };
 
 // Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
@@ -111,6 +114,7 @@ enum MkModelOp : int {
     kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
+    // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 
 // Which buffer a stage reads (MkModelStage::buf).

@@ -1,0 +1,190 @@
+// Device work items of flashnext's attention (docs/MODEL-flashnext.md; CPU:
+// engine/src/model/cpu_stage_flashnext_attention.cpp). A token that sees at most budget + 3
+// cells attends densely, exactly as qwen3; any other token attends to the cells of its
+// selected blocks plus its own block, in increasing position, cut at the absolute 256-cell
+// chunk boundaries: chunk c is the chunk contract of numerics.hpp over the attended cells in
+// [256c, 256c + 256) only, a chunk without one is skipped (marked l = -1 in attn_part, which
+// no real chunk has: l >= 1), and the combine runs over the remaining chunks in chunk order.
+// The per-chunk arithmetic is the megakernel's dense chunk item (mk_model_ops.hpp) with the
+// chunk's j-th attended cell in place of cell first + j, so selecting every block gives the
+// dense bits.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_flashnext.hpp"
+#include "mk_flashnext_index.hpp"
+#include "mk_model.hpp"
+#include "mk_model_ops.hpp"
+
+namespace arbor::gpu {
+
+namespace mkf {
+
+// The attended cells of one chunk: j < n_sel4 is cell 4 sel[j/4] + j%4, then cells from
+// `run` on (the token's own block, or for a dense token the whole chunk).
+struct ChunkCells {
+    const int* sel;  // the chunk's first selected block
+    long long n_sel4;
+    long long run;
+    long long n;
+    __device__ long long cell(long long j) const {
+        return j < n_sel4 ? 4 * static_cast<long long>(sel[j >> 2]) + (j & 3) : run + (j - n_sel4);
+    }
+};
+
+// The first index i in sorted a[0..n) with a[i] >= v.
+__device__ inline long long lower_bound(const int* a, long long n, long long v) {
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        const long long mid = (lo + hi) / 2;
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// The attended cells of chunk ch of token t (n = 0: none).
+__device__ inline ChunkCells chunk_cells(const MkPass& P, long long t, long long ch) {
+    const MkFnPass& F = *P.fn;
+    const long long pos = P.pos[t], first = ch * mkm::kChunk;
+    ChunkCells c{nullptr, 0, first, 0};
+    if (!index_sparse(F, pos)) {
+        c.n = (pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
+        return c;
+    }
+    const long long K = F.budget / 4, own = (pos / 4) * 4;
+    const int* sel = F.sel + t * K;
+    const long long lo = lower_bound(sel, K, ch * 64), hi = lower_bound(sel, K, ch * 64 + 64);
+    c.sel = sel + lo;
+    c.n_sel4 = 4 * (hi - lo);
+    c.run = own;
+    c.n = c.n_sel4 + (own / mkm::kChunk == ch ? pos + 1 - own : 0);
+    return c;
+}
+
+}  // namespace mkf
+
+// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
+// for token t over its attended cells. Writes o[hd_v], m, l per head into attn_part.
+__device__ inline void mk_fn_attn_chunk(const MkPass& P, const MkModelStage& s, long long item, long long gwarp,
+                                        int lane) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
+    const long long pos = P.pos[t];
+    if (ch > pos / mkm::kChunk) return;
+    const long long group = d.n_head / d.n_head_kv, hdk = d.hd_k, hdv = d.hd_v, eb = d.kv_elem_bytes;
+    float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+    const mkf::ChunkCells cells = mkf::chunk_cells(P, t, ch);
+    const long long n = cells.n;
+    if (n == 0) {
+        if (lane == 0)
+            for (long long h = 0; h < group; ++h) part[h * (hdv + 2) + hdv + 1] = -1.0f;
+        return;
+    }
+    const long long first = ch * mkm::kChunk;
+    const float* q = P.q + t * d.n_head * hdk + g * group * hdk;
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
+    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+    float* sc = P.scores + gwarp * P.score_group * mkm::kChunk;
+    // Scores, one lane per attended cell: the contract's 32 accumulators in element order,
+    // then the combine_lanes tree, all in this lane.
+    for (long long j = lane; j < n; j += 32) {
+        const uint8_t* krow = k0 + (cells.cell(j) - first) * hdk * eb;
+        for (long long h = 0; h < group; ++h) {
+            const float* qh = q + h * hdk;
+            float acc[32];
+#pragma unroll
+            for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
+            for (long long i0 = 0; i0 < hdk; i0 += 32) {
+#pragma unroll
+                for (int a = 0; a < 32; ++a)
+                    if (i0 + a < hdk) acc[a] = fmaf(qh[i0 + a], mkm::kv_at(krow, eb, i0 + a), acc[a]);
+            }
+            sc[h * mkm::kChunk + j] = num::mul_rn(quant::blocks::combine_lanes(acc), d.attn_scale);
+        }
+    }
+    arbor_syncwarp();
+    for (long long h = 0; h < group; ++h) {
+        float* e = sc + h * mkm::kChunk;
+        // The chunk max (exact; a zero maximum's sign cannot change exp_f(s - m), see
+        // mk_attn_chunk), then the exponentials over the lanes and their sum in lane 0.
+        float m = e[lane < n ? lane : 0];
+        for (long long j = lane + 32; j < n; j += 32)
+            if (e[j] > m) m = e[j];
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_down(m, o);
+            if (lane + o < 32 && x > m) m = x;
+        }
+        m = mkm::bcast(m);
+        arbor_syncwarp();
+        for (long long j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        arbor_syncwarp();
+        float* r = part + h * (hdv + 2);
+        if (lane == 0) {
+            float l = 0.0f;
+            for (long long j = 0; j < n; ++j) l = num::add_rn(l, e[j]);
+            r[hdv] = m;
+            r[hdv + 1] = l;
+        }
+        // o[d] over the attended cells in order; lane owns d = lane + 32k (hd_v <= 256).
+        float o[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) o[k] = 0.0f;
+        for (long long j = 0; j < n; ++j) {
+            const float ej = e[j];
+            const uint8_t* vr = v0 + (cells.cell(j) - first) * hdv * eb;
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+                if (lane + 32 * k < hdv) o[k] = fmaf(ej, mkm::kv_at(vr, eb, lane + 32 * k), o[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (lane + 32 * k < hdv) r[lane + 32 * k] = o[k];
+    }
+    arbor_syncwarp();
+}
+
+// Item g * T + t: the non-empty chunks of (g, t) combined in chunk order (+ AttQ).
+__device__ inline void mk_fn_attn_combine(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / T, t = item % T;
+    const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v, stride = hdv + 2;
+    const long long n_chunks = P.pos[t] / mkm::kChunk + 1;
+    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
+    const long long att_w = d.n_head * hdv;
+    float* out = P.att + t * att_w + g * group * hdv;
+    for (long long h = 0; h < group; ++h) {
+        float M = 0.0f;
+        bool have = false;
+        for (long long ch = 0; ch < n_chunks; ++ch) {
+            const float* r = part + (ch * group + h) * stride;
+            if (r[hdv + 1] < 0.0f) continue;
+            if (!have || r[hdv] > M) M = r[hdv];
+            have = true;
+        }
+        float L = 0.0f;
+        for (long long ch = 0; ch < n_chunks; ++ch) {
+            const float* r = part + (ch * group + h) * stride;
+            if (r[hdv + 1] < 0.0f) continue;
+            L = fmaf(r[hdv + 1], num::attn_chunk_weight(r[hdv], M), L);
+        }
+        for (long long dd = lane; dd < hdv; dd += 32) {
+            float o = 0.0f;
+            for (long long ch = 0; ch < n_chunks; ++ch) {
+                const float* r = part + (ch * group + h) * stride;
+                if (r[hdv + 1] < 0.0f) continue;
+                o = fmaf(r[dd], num::attn_chunk_weight(r[hdv], M), o);
+            }
+            out[h * hdv + dd] = num::div_rn(o, L);
+        }
+    }
+    if (s.quantize_out) {
+        arbor_syncwarp();
+        const long long span = group * hdv;
+        mkm::warp_quantize(out, span, P.attq + (t * att_w + g * span) / 32, lane);
+    }
+}
+
+}  // namespace arbor::gpu

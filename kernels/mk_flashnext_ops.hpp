@@ -1,0 +1,258 @@
+// Device work items of flashnext's hyper-connections, shared expert and the matmuls with the
+// stream update in their epilogue (mk_flashnext.hpp's ops), and the one dispatcher of every
+// flashnext op. Each item is run by one warp; every output element goes through the element
+// and combine functions of numerics.hpp / numerics_flashnext.hpp in the order of the CPU items
+// (engine/src/model/cpu_stage_flashnext_*.cpp), so it has the CPU's bits:
+//  * a row dot is the contract's warp dot (mk_dot.hpp), the sum of squares of an RMSNorm is
+//    warp_dot_lanes (dot_lanes);
+//  * the 24 mixes of a wrap and their Sinkhorn normalisation (hc_mix) run in lane 0;
+//  * the stream combine, the norms and the stream updates are element-wise, over the lanes.
+// The indexer's items are in mk_flashnext_index.hpp, sparse attention in
+// mk_flashnext_attention.hpp.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_dot.hpp"
+#include "mk_flashnext.hpp"
+#include "mk_flashnext_attention.hpp"
+#include "mk_flashnext_index.hpp"
+#include "mk_model.hpp"
+#include "mk_model_ops.hpp"
+#include "mk_program.hpp"
+#include "model/numerics_flashnext.hpp"
+
+namespace arbor::gpu {
+
+namespace mkf {
+
+constexpr int kN = num::kHcStreams;
+
+// Rows w0, w1 (float types) dotted with f = rn(X * r), f formed in the lane that uses it: the
+// contract's float row dot of the normalised streams (lane j: elements j, j+32, ...).
+template <int Kind>  // 0 F32, 1 F16, 2 BF16
+__device__ inline void scaled_dot2(const uint8_t* w0, const uint8_t* w1, const float* X, float r, long long n, int lane,
+                                   float* v0, float* v1) {
+    using namespace quant::blocks;
+    float a0 = 0.0f, a1 = 0.0f;
+    for (long long i = lane; i < n; i += 32) {
+        const float f = num::mul_rn(X[i], r);
+        float u0, u1;
+        if (Kind == 0) u0 = bits_f32(ld32(w0 + 4 * i)), u1 = bits_f32(ld32(w1 + 4 * i));
+        else if (Kind == 1) u0 = fp16_to_f32(ld16(w0 + 2 * i)), u1 = fp16_to_f32(ld16(w1 + 2 * i));
+        else u0 = bf16_to_f32(ld16(w0 + 2 * i)), u1 = bf16_to_f32(ld16(w1 + 2 * i));
+        a0 = fmaf(u0, f, a0);
+        a1 = fmaf(u1, f, a1);
+    }
+    *v0 = warp_combine(a0);
+    *v1 = warp_combine(a1);
+}
+
+__device__ inline void hc_dot2(int type, const uint8_t* w0, const uint8_t* w1, const float* X, float r, long long n,
+                               int lane, float* v0, float* v1) {
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::F32: scaled_dot2<0>(w0, w1, X, r, n, lane, v0, v1); return;
+    case TensorType::F16: scaled_dot2<1>(w0, w1, X, r, n, lane, v0, v1); return;
+    case TensorType::BF16: scaled_dot2<2>(w0, w1, X, r, n, lane, v0, v1); return;
+    default: *v0 = *v1 = __int_as_float(0x7fc00000); return;  // the host refuses other types
+    }
+}
+
+// The token whose streams a wrap stage reads: row itself, or for the head the output row's.
+__device__ inline long long wrap_token(const MkPass& P, const MkModelStage& s, long long row) {
+    return s.out_buf == kFnWrapHead ? P.out_token[row] : row;
+}
+
+}  // namespace mkf
+
+__device__ inline void mk_fn_embed_hc(const MkPass& P, long long t, int lane) {
+    const long long d = P.d.n_embd;
+    float* x = P.fn->x4 + t * mkf::kN * d;
+    const MkW& e = P.tok_embd;
+    mkm::warp_decode_row(e.type, mkm::wrow(e, P.token[t]), d, x, lane);
+    arbor_syncwarp();
+    for (long long i = lane; i < d; i += 32)
+        for (int k = 1; k < mkf::kN; ++k) x[k * d + i] = x[i];
+}
+
+// Item row * pairs + j: dots 2j and 2j+1 of the wrap's fn with f = rms(X4[t]) (flattened,
+// no weight), into HcM[row]. Every item forms the stream norm's scale itself (the same bits).
+__device__ inline void mk_fn_hc_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkFnPass& F = *P.fn;
+    const bool head = s.out_buf == kFnWrapHead;
+    const long long pairs = head ? mkf::kN / 2 : num::kHcMix / 2;
+    const long long row = item / pairs, j = item % pairs;
+    const long long nd = mkf::kN * P.d.n_embd;
+    const float* X = F.x4 + mkf::wrap_token(P, s, row) * nd;
+    const MkW& w = head ? F.out_hc_fn : F.layers[s.layer].hc_fn[s.out_buf];
+    const float r = num::rms_scale(mkm::warp_dot_lanes(X, X, nd, lane), static_cast<int>(nd), P.d.rms_eps);
+    float v0, v1;
+    mkf::hc_dot2(w.type, mkm::wrow(w, 2 * j), mkm::wrow(w, 2 * j + 1), X, r, nd, lane, &v0, &v1);
+    if (lane == 0) {
+        float* m = F.hcm + row * num::kHcMix;
+        m[2 * j] = v0;
+        m[2 * j + 1] = v1;
+    }
+}
+
+// Item row: the wrap's mix from HcM[row] (lane 0: pre, post, comb into Hc[t]; the head: pre
+// into HcM[row][8..11]), then XN[row] = rmsnorm(sum_i pre_i X4[t][i]) * w (+ XQ).
+__device__ inline void mk_fn_hc_finish(const MkPass& P, const MkModelStage& s, long long row, int lane) {
+    const MkFnPass& F = *P.fn;
+    const long long d = P.d.n_embd;
+    const long long t = mkf::wrap_token(P, s, row);
+    const float* X = F.x4 + t * mkf::kN * d;
+    float* m = F.hcm + row * num::kHcMix;
+    float* pre_at;
+    if (s.out_buf == kFnWrapHead) {
+        pre_at = m + 8;
+        if (lane == 0) num::hc_head_pre(m, F.out_hc_scale, F.out_hc_base, F.hc_eps, pre_at);
+    } else {
+        const MkFnLayerW& L = F.layers[s.layer];
+        float* hc = F.hc + t * num::kHcMix;
+        pre_at = hc;
+        if (lane == 0)
+            num::hc_mix(m, L.hc_scale[s.out_buf], L.hc_base[s.out_buf], F.hc_eps, F.sinkhorn, hc, hc + mkf::kN,
+                        hc + 2 * mkf::kN);
+    }
+    arbor_syncwarp();
+    float pre[mkf::kN];
+#pragma unroll
+    for (int i = 0; i < mkf::kN; ++i) pre[i] = pre_at[i];
+    float* y = P.xn + row * d;
+    for (long long e = lane; e < d; e += 32) y[e] = num::hc_combine(pre, X + e, d);
+    arbor_syncwarp();
+    const float scale = num::rms_scale(mkm::warp_dot_lanes(y, y, d, lane), static_cast<int>(d), P.d.rms_eps);
+    for (long long e = lane; e < d; e += 32) y[e] = num::mul_rn(num::mul_rn(y[e], scale), s.norm[e]);
+    if (s.quantize_out) {
+        arbor_syncwarp();
+        mkm::warp_quantize(y, d, P.xq + row * (d / 32), lane);
+    }
+}
+
+namespace mkf {
+
+// Lane 0: the four streams of row r of token t become post_k * y + sum_j comb[j][k] X_j.
+__device__ inline void stream_update(const MkPass& P, long long t, long long r, float y) {
+    const long long d = P.d.n_embd;
+    const float* hc = P.fn->hc + t * num::kHcMix;
+    float* X = P.fn->x4 + t * kN * d + r;
+    float xj[kN];
+#pragma unroll
+    for (int j = 0; j < kN; ++j) xj[j] = X[j * d];
+#pragma unroll
+    for (int k = 0; k < kN; ++k) X[k * d] = num::hc_update(hc[kN + k], y, hc + 2 * kN, k, xj);
+}
+
+}  // namespace mkf
+
+// Item j: rows 2j and 2j+1 (the last item may have one) of y = W . Att[t], for every token,
+// then the streams' update of those rows.
+__device__ inline void mk_fn_matmul_hc_post(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const long long aw = P.d.n_head * P.d.hd_v;
+    const long long r = 2 * item;
+    const bool two = r + 1 < s.w.rows;
+    const uint8_t* row0 = mkm::wrow(s.w, r);
+    const uint8_t* row1 = mkm::wrow(s.w, two ? r + 1 : r);
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        float v0, v1;
+        warp_dot_row2(s.w.type, row0, row1, P.att + t * aw, P.attq + t * (aw / 32), aw, lane, &v0, &v1);
+        if (lane == 0) {
+            mkf::stream_update(P, t, r, v0);
+            if (two) mkf::stream_update(P, t, r + 1, v1);
+        }
+    }
+}
+
+__device__ inline void mk_fn_shared_gate(const MkPass& P, const MkModelStage& s, long long t, int lane) {
+    const long long d = P.d.n_embd;
+    const float g = mkm::warp_dot_lanes(P.fn->layers[s.layer].gate_inp_shexp, P.xn + t * d, d, lane);
+    if (lane == 0) P.fn->gs[t] = num::sigmoid(g);
+}
+
+// Item r: row r of the shared expert's gated activations, for every token.
+__device__ inline void mk_fn_shared_ffn(const MkPass& P, const MkModelStage& s, long long r, int lane) {
+    const MkFnPass& F = *P.fn;
+    const MkFnLayerW& L = F.layers[s.layer];
+    const long long n = P.d.n_embd;
+    const uint8_t* gr = mkm::wrow(L.gate_shexp, r);
+    const uint8_t* ur = mkm::wrow(L.up_shexp, r);
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        const float* x = P.xn + t * n;
+        const quant::BlockQ8A* xq = P.xq + t * (n / 32);
+        float g, u;
+        if (L.gate_shexp.type == L.up_shexp.type) {
+            warp_dot_row2(L.gate_shexp.type, gr, ur, x, xq, n, lane, &g, &u);
+        } else {
+            g = warp_dot_row(L.gate_shexp.type, gr, x, xq, n, lane);
+            u = warp_dot_row(L.up_shexp.type, ur, x, xq, n, lane);
+        }
+        if (lane == 0) F.hs[t * F.n_ff_shexp + r] = num::mul_rn(num::silu(g), u);
+    }
+}
+
+__device__ inline void mk_fn_shared_quantize(const MkPass& P, long long t, int lane) {
+    const MkFnPass& F = *P.fn;
+    mkm::warp_quantize(F.hs + t * F.n_ff_shexp, F.n_ff_shexp, F.hsq + t * (F.n_ff_shexp / 32), lane);
+}
+
+// Item j: rows 2j and 2j+1 of y = sum over slots k of w_k (Wd_e(k)[r] . HE[t][k]) (slot order)
+// + GS[t] (Wds[r] . HS[t]), for every token, then the streams' update of those rows.
+__device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkFnPass& F = *P.fn;
+    const MkLayerW& L = P.layers[s.layer];
+    const MkW& ds = F.layers[s.layer].down_shexp;
+    const long long K = d.n_used, Fs = F.n_ff_shexp, r = 2 * item;
+    const bool two = r + 1 < d.n_embd;
+    const long long r1 = two ? r + 1 : r;
+    for (long long t = 0; t < P.n_tokens; ++t) {
+        float acc0 = 0.0f, acc1 = 0.0f;
+        for (long long k = 0; k < K; ++k) {
+            const long long pair = t * K + k;
+            const int e = P.route_idx[pair];
+            float y0, y1;
+            warp_dot_row2(L.down_exps.type, mkm::wrow(L.down_exps, r, e), mkm::wrow(L.down_exps, r1, e),
+                          P.he + pair * d.n_ff_exp, P.heq + pair * (d.n_ff_exp / 32), d.n_ff_exp, lane, &y0, &y1);
+            if (lane == 0) acc0 = fmaf(P.route_w[pair], y0, acc0), acc1 = fmaf(P.route_w[pair], y1, acc1);
+        }
+        float s0, s1;
+        warp_dot_row2(ds.type, mkm::wrow(ds, r), mkm::wrow(ds, r1), F.hs + t * Fs, F.hsq + t * (Fs / 32), Fs, lane, &s0,
+                      &s1);
+        if (lane == 0) {
+            acc0 = fmaf(F.gs[t], s0, acc0);
+            acc1 = fmaf(F.gs[t], s1, acc1);
+            mkf::stream_update(P, t, r, acc0);
+            if (two) mkf::stream_update(P, t, r + 1, acc1);
+        }
+    }
+}
+
+// One work item of a flashnext stage, run by the whole warp.
+__device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long long item, long long gwarp, int lane) {
+    const MkPass& P = *s.pass;
+    switch (op) {
+    case kOpFnEmbedHc: mk_fn_embed_hc(P, item, lane); break;
+    case kOpFnHcDots: mk_fn_hc_dots(P, s, item, lane); break;
+    case kOpFnHcFinish: mk_fn_hc_finish(P, s, item, lane); break;
+    case kOpFnIdxDots: mk_fn_idx_dots(P, s, item, lane); break;
+    case kOpFnIdxFinish: mk_fn_idx_finish(P, s, item, lane); break;
+    case kOpFnIdxScore: mk_fn_idx_score(P, s, item, lane); break;
+    case kOpFnIdxSelect: mk_fn_idx_select(P, item, lane); break;
+    case kOpFnAttnChunk: mk_fn_attn_chunk(P, s, item, gwarp, lane); break;
+    case kOpFnAttnCombine: mk_fn_attn_combine(P, s, item, lane); break;
+    case kOpFnMatMulHcPost: mk_fn_matmul_hc_post(P, s, item, lane); break;
+    case kOpFnSharedGate: mk_fn_shared_gate(P, s, item, lane); break;
+    case kOpFnSharedFfn: mk_fn_shared_ffn(P, s, item, lane); break;
+    case kOpFnSharedQuantize: mk_fn_shared_quantize(P, item, lane); break;
+    case kOpFnMoeDownHcPost: mk_fn_moe_down_hc_post(P, s, item, lane); break;
+    default: break;
+    }
+}
+
+// A flashnext stage: its items over all warps, round-robin. Not inlined into the megakernel,
+// so its registers are allocated on their own and the other stages keep theirs.
+__device__ __noinline__ void mk_flashnext_stage(const MkStage& st, long long gwarp, long long warps, int lane) {
+    for (long long item = gwarp; item < st.items; item += warps) mk_flashnext_item(st.op, st.model, item, gwarp, lane);
+}
+
+}  // namespace arbor::gpu
