@@ -58,11 +58,10 @@ __device__ inline float* pool_key(const MkPass& P, long long t, int layer, long 
 }
 
 // A score as an unsigned key with the selection's order: NaN counts as -inf, -0 as +0, and
-// larger scores give larger keys.
+// larger scores give larger keys (integer operations only, so no compiler can fold them).
 __device__ inline unsigned score_key(float s) {
-    if (!(s == s)) s = __int_as_float(static_cast<int>(0xff800000u));
-    if (s == 0.0f) s = 0.0f;
-    const unsigned u = quant::blocks::f32_bits(s);
+    const unsigned raw = quant::blocks::f32_bits(s), mag = raw & 0x7fffffffu;
+    const unsigned u = mag > 0x7f800000u ? 0xff800000u : mag == 0 ? 0u : raw;
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 

@@ -57,20 +57,23 @@ std::vector<ModelFile> find_model_files(const std::vector<std::string>& dirs, bo
     return found;
 }
 
-std::string SynthModel::label() const { return "synth-" + arch + "-" + (type.empty() ? "mix" : type); }
+std::string SynthModel::label() const {
+    return "synth-" + arch + (shape == "tiny" ? "" : "-" + shape) + "-" + (type.empty() ? "mix" : type);
+}
 
 std::vector<SynthModel> synth_models(bool quick) {
     // qwen2: Q/K/V biases; llama at the synthetic shape (vocab 1024, NORMAL RoPE); qwen3 with F32
     // weights; the MoE release mix (IQ4_XS experts, Q4_K embeddings, Q6_K head).
-    // qwen2's default mix is its architecture's deep model.
+    // qwen2's default mix is its architecture's deep model. flashnext: tiny's mix is the deep
+    // model; tiny-k4 (a one-block budget) adds attention that skips whole chunks.
     if (quick) return {{"qwen2", "", true}};
     return {{"llama", ""}, {"llama", "F16"}, {"qwen2", "", true}, {"qwen2", "Q8_0"}, {"qwen2", "BF16"},
-            {"qwen3", "F32"}, {"qwen3moe", ""}};
+            {"qwen3", "F32"}, {"qwen3moe", ""}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
 }
 
 Result<ModelFile> synthesize_with_cli(const std::string& cli, const SynthModel& m, const std::string& dir) {
     const std::string out = dir + "/" + m.label() + ".gguf";
-    std::vector<std::string> args{cli, "synth", "--arch", m.arch, "--shape", "tiny", "--seed", "7", "-o", out};
+    std::vector<std::string> args{cli, "synth", "--arch", m.arch, "--shape", m.shape, "--seed", "7", "-o", out};
     if (!m.type.empty()) args.insert(args.end() - 2, {"--type", m.type});
     std::string cmd;
     for (const auto& a : args) cmd += (cmd.empty() ? "" : " ") + a;

@@ -30,11 +30,12 @@ struct SynthModel {
     std::string arch;
     std::string type;  // "" : the shape's default mix (Q4_K with Q6_K, or IQ4_XS experts)
     bool deep = false;
-    std::string label() const;
+    std::string shape = "tiny";
+    std::string label() const;  // synth-ARCH[-SHAPE unless tiny]-TYPE
 };
 std::vector<SynthModel> synth_models(bool quick);
 
-// Runs `cli synth --arch A --shape tiny [--type T] --seed 7 -o dir/label.gguf`.
+// Runs `cli synth --arch A --shape S [--type T] --seed 7 -o dir/label.gguf`.
 Result<ModelFile> synthesize_with_cli(const std::string& cli, const SynthModel& m, const std::string& dir);
 
 }  // namespace arbor::exact

@@ -25,6 +25,10 @@ std::vector<SynthShape> synth_shapes(const std::string& arch) {
         // docs/MODEL-flashnext.md: tiny selects from position 67 on (budget 64).
         dense({"tiny", 256, 2, 4, 2, 64, 0, 1024, 4096, 8, 2, 256, false, 1e6f, 1e-6f, 256, 4, 64, 64});
         dense({"30b-a3b", 2048, 48, 32, 4, 128, 0, 151936, 40960, 128, 8, 768, false, 1e6f, 1e-6f, 768, 16, 128, 2048});
+        // tiny with a budget of one block: from position 7 on a token attends one selected block and
+        // its own, so past the first page a token whose block is in the second page attends nothing
+        // in the first 256-cell chunk (sparse attention's skipped chunk, for the GPU exactness suite).
+        dense({"tiny-k4", 256, 2, 4, 2, 64, 0, 1024, 4096, 8, 2, 256, false, 1e6f, 1e-6f, 256, 4, 64, 4});
     }
     return v;
 }
