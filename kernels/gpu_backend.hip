@@ -205,6 +205,12 @@ Status GpuBackend::init() {
     if (c.head_dim_k > 256 || c.head_dim_v > 256)
         return make_error("the GPU backend supports head dimensions up to 256 (this model has " +
                           std::to_string(std::max(c.head_dim_k, c.head_dim_v)) + ")");
+    // An attention chunk keeps the group's q and scores in the workgroup's shared arena.
+    const int64_t group = c.n_head / c.n_head_kv;
+    if (group > 16 || group * (c.head_dim_k + kKvPageCells) + 32 + gpu::kMkStageFloats > gpu::kMkSmemFloats)
+        return make_error("the GPU backend supports up to 16 q heads per kv head with their queries and scores in " +
+                          std::to_string(gpu::kMkSmemFloats * 4 / 1024) + " KiB (this model has " +
+                          std::to_string(group) + " of head dim " + std::to_string(c.head_dim_k) + ")");
     plan_ = plan::build_pass_plan(c, model_->weights());
     for (const plan::Stage& s : plan_.stages) {
         switch (s.op) {
@@ -390,7 +396,9 @@ Status GpuBackend::alloc_buffers() {
         {&he_, T * K * size_t(std::max<int64_t>(c.n_ff_exp, 1)) * 4, "the expert activations"},
         {&heq_, T * K * size_t(c.n_ff_exp / 32 + 1) * sizeof(BlockQ8A), "the expert Q8A"},
         {&logits_, T * size_t(c.n_vocab) * 4, "the logits"},
-        {&scores_, size_t(rt_->grid()) * size_t(rt_->block() / 32) * group * size_t(kKvPageCells) * 4, "attention scratch"},
+        // flashnext's sparse chunks keep per-warp scores (the dense models' chunks use shared memory)
+        {&scores_, c.is_flashnext() ? size_t(rt_->grid()) * size_t(rt_->block() / 32) * group * size_t(kKvPageCells) * 4 : 4,
+         "the sparse attention scratch"},
         {&tok_, T * 4, "the tokens"},
         {&pos_, T * 4, "the positions"},
         {&seq_, T * 4, "the sequence ids"},
@@ -469,10 +477,13 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
             if (s.weight) a.w = dev_weight(*s.weight).value();
             std::vector<Step> st;
-            auto q_step = [&](int buf, int64_t rows) {
+            auto q_step = [&](int buf, int64_t rows) {  // one item per Q8A block
                 gpu::MkModelStage b = a;
                 b.buf = buf;
-                st.push_back({gpu::kOpQuantize, rows, b, " q8a", &s});
+                const int64_t width = buf == gpu::kBufAtt ? c.n_head * c.head_dim_v
+                                      : buf == gpu::kBufH ? c.n_ff
+                                                          : c.n_ff_exp;
+                st.push_back({gpu::kOpQuantize, rows * (width / 32), b, " q8a", &s});
             };
             switch (s.op) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
@@ -483,8 +494,14 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, " norm+rope", &s});
                 break;
             case plan::Op::Attention:
-                st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, " chunks", &s});
-                st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, " combine", &s});
+                if (MC == 1) {  // one chunk per token: the chunk is the attention (no combine level)
+                    gpu::MkModelStage one = a;
+                    one.direct = 1;
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T, one, " one chunk", &s});
+                } else {
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, " chunks", &s});
+                    st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, " combine", &s});
+                }
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
             case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s}); break;

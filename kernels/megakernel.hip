@@ -4,6 +4,7 @@
 // between dependent levels. Warps take items in a fixed round-robin, and every item is
 // self-contained, so the bits never depend on the schedule.
 #include "arbor_hip.hpp"
+#include "mk_block_ops.hpp"
 #include "gpu_runtime.hpp"
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
@@ -35,7 +36,7 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
 }
 
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
-                                    long long warps, int lane) {
+                                    long long warps, int lane, float* smem) {
     switch (st.op) {
     case kOpDotRows: {
         const MkDotRows& d = st.dot;
@@ -57,8 +58,15 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                         kWaitCounter);
         break;
     default:
-        if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
-            for (long long item = gwarp; item < st.items; item += warps) mk_model_item(st.op, st.model, item, gwarp, lane);
+        if (mk_is_block_op(st.op)) {
+            // Workgroup items, dealt from the last workgroup down: warp stages of the same level
+            // fill the first workgroups first.
+            for (long long item = gridDim.x - 1 - blockIdx.x; item < st.items; item += gridDim.x) {
+                mk_block_item(st.op, st.model, item, smem);
+                __syncthreads();  // the arena is reused by the next item
+            }
+        } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
+            for (long long item = gwarp; item < st.items; item += warps) mk_model_item(st.op, st.model, item, lane);
         } else if (st.op >= kOpFnEmbedHc && st.op <= kOpFnLast) {
             mk_flashnext_stage(st, gwarp, warps, lane);
         } else if (gwarp == 0 && lane == 0) {
@@ -70,6 +78,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
 
 __global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram prog, MkSync sync) {
     __shared__ int n_events;
+    __shared__ __align__(16) float smem[kMkSmemFloats];
     if (threadIdx.x == 0) n_events = 0;
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -79,7 +88,7 @@ __global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram
     for (int level = 0; level < prog.n_levels; ++level) {
         for (; si < prog.n_stages && prog.stages[si].level == level; ++si) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
-            mk_run_stage(prog.stages[si], si, level, sync, gwarp, warps, lane);
+            mk_run_stage(prog.stages[si], si, level, sync, gwarp, warps, lane, smem);
             if (prog.events) {
                 __syncthreads();
                 if (threadIdx.x == 0) mk_event(prog, &n_events, si, t0, arbor_wall_ns());

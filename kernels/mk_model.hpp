@@ -93,10 +93,17 @@ struct MkPass {
     float* he;         // [T][k][n_ff_exp]
     quant::BlockQ8A* heq;
     float* logits;     // [n_out][n_vocab]
-    float* scores;     // [warps][group][256] per-warp attention scratch
-    long long score_group;  // group rounded, the scratch's middle dimension
+    float* scores;     // [warps][group][256] per-warp attention scratch (flashnext's sparse chunks)
+    long long score_group;  // group, the scratch's middle dimension
     const MkFnPass* fn;     // flashnext's weights and buffers (device memory); null otherwise
 };
+
+// Floats of the workgroup's shared-memory arena (mk_block_ops.hpp): with flashnext's selection
+// histogram (8 KiB) just under the 48 KiB of static shared memory. It holds a staged
+// activation row (n_embd below this), or an attention chunk's q and scores
+// (group * (hd_k + 256) + 32 floats) plus the K/V rows it stages, at least kMkStageFloats.
+constexpr int kMkSmemFloats = 10176;
+constexpr int kMkStageFloats = 2048;
 
 // Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
 enum MkModelOp : int {
@@ -107,7 +114,7 @@ enum MkModelOp : int {
     kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
     kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks
     kOpAttnCombine = 16,    // chunks of (g, t) combined in order (+ AttQ)       items: n_kv * T
-    kOpQuantize = 17,       // Q8A blocks of a buffer's rows                     items: rows
+    kOpQuantize = 17,       // Q8A block of a buffer's row                       items: rows * width / 32
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
@@ -127,7 +134,7 @@ struct MkModelStage {
     int out_buf;         // MatMulStore: kBufRouter or kBufLogits
     int quantize_out;
     int outputs_only;
-    int pad;
+    int direct;          // AttnChunk: the pass has one chunk per token; write Att (and AttQ) directly
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
 };

@@ -1,8 +1,9 @@
-// Device work items of the model stages (mk_model.hpp's ops). Each item is run by one warp;
-// every output element goes through the element and combine functions of numerics.hpp and
-// quant_blocks.hpp in the CPU's order (engine/src/model/cpu_stage_*.cpp), so it has the CPU's
-// bits. Sequential reductions of the contract (softmax sums, attention chunk sums, the
-// chunk-max scan) run in lane 0; lane-parallel parts are those whose elements are independent.
+// Device work items of the model stages (mk_model.hpp's ops) that one warp runs; the
+// workgroup-wide ones (RMSNorm, attention) are in mk_block_ops.hpp. Every output
+// element goes through the element and combine functions of numerics.hpp and quant_blocks.hpp
+// in the CPU's order (engine/src/model/cpu_stage_*.cpp), so it has the CPU's bits. Sequential
+// reductions of the contract (softmax sums) run in lane 0; lane-parallel parts are those whose
+// elements are independent.
 #pragma once
 
 #include "arbor_hip.hpp"
@@ -36,9 +37,36 @@ __device__ inline float warp_dot_lanes(const float* a, const float* b, long long
     return bcast(warp_combine(acc));
 }
 
-// Q8A blocks of y[0..n) (n a multiple of 32) into q, one block per lane. Call after a syncwarp.
+// Q8A block b of a row, lane-parallel: lane i holds element i. amax is exact in any order
+// (NaN never compares greater, as in q8a_quantize32), each q is the same element formula, and
+// the integer sum is exact.
+__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) {
+    const float xi = x[lane];
+    float amax = fabsf(xi);
+    if (!(amax == amax)) amax = 0.0f;
+    for (int o = 16; o >= 1; o >>= 1) {
+        const float y = __shfl_xor(amax, o);
+        if (y > amax) amax = y;
+    }
+    const float d = qb::div_rn(amax, 127.0f);
+    int v = 0;
+    if (d != 0.0f) {
+        const float r = rintf(qb::div_rn(xi, d));
+        v = r != r ? 0 : r > 127.0f ? 127 : r < -127.0f ? -127 : static_cast<int>(r);
+    }
+    q->q[lane] = static_cast<int8_t>(v);
+    int s = v;
+    for (int o = 16; o >= 1; o >>= 1) s += __shfl_xor(s, o);
+    if (lane == 0) {
+        q->d = d;
+        q->sum = s;
+    }
+}
+
+// Q8A blocks of y[0..n) (n a multiple of 32) into q, one block after another, each
+// lane-parallel. Call after a syncwarp.
 __device__ inline void warp_quantize(const float* y, long long n, BlockQ8A* q, int lane) {
-    for (long long b = lane; b < n / 32; b += 32) q[b].d = qb::q8a_quantize32(y + 32 * b, q[b].q, &q[b].sum);
+    for (long long b = 0; b < n / 32; ++b) warp_quantize_block(y + 32 * b, q + b, lane);
 }
 
 template <class Fmt>
@@ -134,22 +162,12 @@ __device__ inline void mk_rope_table(const MkPass& P, long long t, int lane) {
         num::rope_cs(P.pos[t], P.rope_freq[i], P.d.rope_mscale, &out[2 * i], &out[2 * i + 1]);
 }
 
-__device__ inline void mk_rms_norm(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const long long n = P.d.n_embd;
-    const long long t = s.outputs_only ? P.out_token[item] : item;
-    const float* x = P.x + t * n;
-    float* y = P.xn + item * n;
-    const float scale = num::rms_scale(mkm::warp_dot_lanes(x, x, n, lane), static_cast<int>(n), P.d.rms_eps);
-    for (long long i = lane; i < n; i += 32) y[i] = num::mul_rn(num::mul_rn(x[i], scale), s.norm[i]);
-    if (s.quantize_out) {
-        arbor_syncwarp();
-        mkm::warp_quantize(y, n, P.xq + item * (n / 32), lane);
-    }
-}
-
-__device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long long row, int lane) {
+// Item row * (width / 32) + b: Q8A block b of a row of the stage's buffer, one block per warp
+// (lane-parallel), so the whole grid shares the row.
+__device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const mkm::In in = mkm::stage_in(P, s.buf);
-    mkm::warp_quantize(in.x + row * in.width, in.width, const_cast<quant::BlockQ8A*>(in.xq) + row * (in.width / 32), lane);
+    const long long nb = in.width / 32, row = item / nb, b = item % nb;
+    mkm::warp_quantize_block(in.x + row * in.width + 32 * b, const_cast<quant::BlockQ8A*>(in.xq) + row * nb + b, lane);
 }
 
 // Item i: rows 2i and 2i+1 of [Q | K | V] (head widths are even, so both rows are in one
@@ -218,119 +236,6 @@ __device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, lon
             cell[2 * i] = static_cast<uint8_t>(h & 0xff);
             cell[2 * i + 1] = static_cast<uint8_t>(h >> 8);
         }
-    }
-}
-
-// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
-// for token t (numerics.hpp's chunk contract). Writes o[hd_v], m, l per head into attn_part.
-__device__ inline void mk_attn_chunk(const MkPass& P, const MkModelStage& s, long long item, long long gwarp, int lane) {
-    const MkDims& d = P.d;
-    const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
-    const long long pos = P.pos[t];
-    if (ch > pos / mkm::kChunk) return;
-    const long long group = d.n_head / d.n_head_kv, hdk = d.hd_k, hdv = d.hd_v, eb = d.kv_elem_bytes;
-    const long long first = ch * mkm::kChunk;
-    const long long n = (pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
-    const float* q = P.q + t * d.n_head * hdk + g * group * hdk;
-    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
-    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-    float* sc = P.scores + gwarp * P.score_group * mkm::kChunk;
-    // Scores, one lane per cell: lane accumulator a of the contract's dot takes elements
-    // i = a, a+32, ... in increasing i, then the combine_lanes tree, all in this lane.
-    for (long long j = lane; j < n; j += 32) {
-        const uint8_t* krow = k0 + j * hdk * eb;
-        for (long long h = 0; h < group; ++h) {
-            const float* qh = q + h * hdk;
-            float acc[32];
-#pragma unroll
-            for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
-            for (long long i0 = 0; i0 < hdk; i0 += 32) {
-#pragma unroll
-                for (int a = 0; a < 32; ++a)
-                    if (i0 + a < hdk) acc[a] = fmaf(qh[i0 + a], mkm::kv_at(krow, eb, i0 + a), acc[a]);
-            }
-            sc[h * mkm::kChunk + j] = num::mul_rn(quant::blocks::combine_lanes(acc), d.attn_scale);
-        }
-    }
-    arbor_syncwarp();
-    float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
-    for (long long h = 0; h < group; ++h) {
-        float* e = sc + h * mkm::kChunk;
-        // The chunk max: a lane's cells in order, then a lane tree. Max is exact; the only
-        // freedom is the sign of a zero maximum, and s - (+0) and s - (-0) give the same
-        // exp_f (and the chunk weights exp_f(m_c - M) likewise), so the bits do not move.
-        float m = e[lane < n ? lane : 0];
-        for (long long j = lane + 32; j < n; j += 32)
-            if (e[j] > m) m = e[j];
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_down(m, o);
-            if (lane + o < 32 && x > m) m = x;
-        }
-        m = mkm::bcast(m);
-        arbor_syncwarp();
-        for (long long j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
-        arbor_syncwarp();
-        float* r = part + h * (hdv + 2);
-        if (lane == 0) {
-            float l = 0.0f;
-            for (long long j = 0; j < n; ++j) l = num::add_rn(l, e[j]);
-            r[hdv] = m;
-            r[hdv + 1] = l;
-        }
-        // o[d] over the cells in order; lane owns d = lane + 32k (head dims <= 256, checked
-        // by the host), so each V row is read once, coalesced.
-        float o[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) o[k] = 0.0f;
-        for (long long j = 0; j < n; ++j) {
-            const float ej = e[j];
-            const uint8_t* vr = v0 + j * hdv * eb;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                if (lane + 32 * k < hdv) o[k] = fmaf(ej, mkm::kv_at(vr, eb, lane + 32 * k), o[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            if (lane + 32 * k < hdv) r[lane + 32 * k] = o[k];
-    }
-    arbor_syncwarp();
-}
-
-// Item g * T + t: the chunks of (g, t) combined in chunk order.
-__device__ inline void mk_attn_combine(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const MkDims& d = P.d;
-    const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / T, t = item % T;
-    const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v, stride = hdv + 2;
-    const long long n_chunks = P.pos[t] / mkm::kChunk + 1;
-    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
-    const long long att_w = d.n_head * hdv;
-    float* out = P.att + t * att_w + g * group * hdv;
-    for (long long h = 0; h < group; ++h) {
-        float M = part[h * stride + hdv];
-        for (long long ch = 1; ch < n_chunks; ++ch) {
-            const float m = part[(ch * group + h) * stride + hdv];
-            if (m > M) M = m;
-        }
-        float L = 0.0f;
-        for (long long ch = 0; ch < n_chunks; ++ch) {
-            const float* r = part + (ch * group + h) * stride;
-            L = fmaf(r[hdv + 1], num::attn_chunk_weight(r[hdv], M), L);
-        }
-        for (long long dd = lane; dd < hdv; dd += 32) {
-            float o = 0.0f;
-            for (long long ch = 0; ch < n_chunks; ++ch) {
-                const float* r = part + (ch * group + h) * stride;
-                o = fmaf(r[dd], num::attn_chunk_weight(r[hdv], M), o);
-            }
-            out[h * hdv + dd] = num::div_rn(o, L);
-        }
-    }
-    if (s.quantize_out) {
-        arbor_syncwarp();
-        const long long span = group * hdv;
-        mkm::warp_quantize(out, span, P.attq + (t * att_w + g * span) / 32, lane);
     }
 }
 
@@ -494,17 +399,14 @@ __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s
     }
 }
 
-// One work item of a model stage, run by the whole warp.
-__device__ inline void mk_model_item(int op, const MkModelStage& s, long long item, long long gwarp, int lane) {
+// One work item of a warp stage (the workgroup stages are in mk_block_ops.hpp).
+__device__ inline void mk_model_item(int op, const MkModelStage& s, long long item, int lane) {
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpEmbed: mk_embed(P, item, lane); break;
     case kOpRopeTable: mk_rope_table(P, item, lane); break;
-    case kOpRmsNorm: mk_rms_norm(P, s, item, lane); break;
     case kOpQkvDots: mk_qkv_dots(P, s, item, lane); break;
     case kOpQkvFinish: mk_qkv_finish(P, s, item, lane); break;
-    case kOpAttnChunk: mk_attn_chunk(P, s, item, gwarp, lane); break;
-    case kOpAttnCombine: mk_attn_combine(P, s, item, lane); break;
     case kOpQuantize: mk_quantize(P, s, item, lane); break;
     case kOpMatMulAdd: mk_matmul_add(P, s, item, lane); break;
     case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;

@@ -22,6 +22,63 @@ std::string fmt(const char* f, double v) {
 
 std::string mib(uint64_t bytes) { return fmt("%.2f MiB", double(bytes) / double(1 << 20)); }
 
+double to_mib(uint64_t bytes) { return double(bytes) / double(1 << 20); }
+
+const char* kind_name(RowKind k) {
+    switch (k) {
+    case RowKind::Decode: return "decode";
+    case RowKind::Append: return "append";
+    case RowKind::Park: return "park";
+    case RowKind::Wake: return "wake";
+    case RowKind::Reprefill: return "reprefill";
+    }
+    return "?";
+}
+
+const char* unit_of(RowKind k) {
+    switch (k) {
+    case RowKind::Decode: return "ms/token";
+    case RowKind::Append: return "ms/call";
+    case RowKind::Park: return "ms/park";
+    case RowKind::Wake: return "ms/wake";
+    case RowKind::Reprefill: return "ms/reprefill";
+    }
+    return "?";
+}
+
+const RowStats* reprefill_at(const std::vector<RowStats>& rows, int64_t depth) {
+    for (const RowStats& r : rows)
+        if (r.spec.kind == RowKind::Reprefill && r.spec.depth == depth) return &r;
+    return nullptr;
+}
+
+// The park and wake rows against re-prefill, and what each wake row checked.
+std::string park_section(const BenchInfo& info, const std::vector<RowStats>& rows) {
+    std::string t = "\npark and wake against re-prefill (park files in " + info.park_dir + ", removed at exit):\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%-20s %10s %10s %10s %16s %14s\n", "row", "p50 ms", "file MiB", "MiB/s",
+                  "reprefill p50 ms", "reprefill/row");
+    t += line;
+    std::string checks;
+    for (const RowStats& r : rows) {
+        if (!r.file_bytes) continue;
+        const RowStats* peer = reprefill_at(rows, r.spec.depth);
+        const double mb = to_mib(*r.file_bytes);
+        std::snprintf(line, sizeof line, "%-20s %10.2f %10.2f %10s %16s %14s\n", r.spec.name.c_str(), r.p50_ms, mb,
+                      r.p50_ms > 0 ? fmt("%.0f", mb / (r.p50_ms / 1000.0)).c_str() : "-",
+                      peer ? fmt("%.1f", peer->p50_ms).c_str() : "-",
+                      r.reprefill_ratio ? fmt("%.1f", *r.reprefill_ratio).c_str() : "-");
+        t += line;
+        if (const auto& c = r.wake_check)
+            checks += r.spec.name + ": restored " + std::to_string(c->restored_cells) + " cells, recomputed " +
+                      std::to_string(c->recomputed_cells) + "; the next step's logits are " +
+                      (c->logits_identical ? "bit-identical to" : "NOT identical to") +
+                      " the never-parked context's (that step: " + fmt("%.2f", c->first_step_ms) + " ms woken, " +
+                      fmt("%.2f", c->first_step_ms_never_parked) + " ms never parked)\n";
+    }
+    return t + checks;
+}
+
 }  // namespace
 
 RowStats summarize(const RowRun& run, RowLabel label, const DecodeBytes& bytes, const std::optional<Bandwidth>& bw,
@@ -52,7 +109,17 @@ RowStats summarize(const RowRun& run, RowLabel label, const DecodeBytes& bytes, 
         if (*s.floor_ms > 0) s.ratio = s.p50_ms / *s.floor_ms;
     }
     s.beyond_train_ctx = n_ctx_train > 0 && run.spec.depth + run.spec.tokens > n_ctx_train;
+    if (run.spec.kind == RowKind::Park || run.spec.kind == RowKind::Wake) s.file_bytes = run.file_bytes;
+    s.wake_check = run.wake_check;
     return s;
+}
+
+void compare_with_reprefill(std::vector<RowStats>& rows) {
+    for (RowStats& r : rows) {
+        if (!r.file_bytes) continue;
+        const RowStats* peer = reprefill_at(rows, r.spec.depth);
+        if (peer && r.p50_ms > 0) r.reprefill_ratio = peer->p50_ms / r.p50_ms;
+    }
 }
 
 std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows) {
@@ -65,9 +132,13 @@ std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows
         t += "bandwidth: " + fmt("%.1f GB/s", info.bandwidth->bytes_per_s / 1e9) + " (" + info.bandwidth->source + ")\n";
     else
         t += "bandwidth: not measured (" + info.bandwidth_error + "); no floor\n";
+    const bool whole = std::any_of(rows.begin(), rows.end(), [](const RowStats& r) {
+        return r.spec.kind != RowKind::Decode && r.spec.kind != RowKind::Append;
+    });
     t += std::to_string(info.reps) + " reps after " + std::to_string(info.warmup) +
          " warm-up, interleaved across rows; decode rows: ms per token over " + std::to_string(kDecodeSteps) +
-         " greedy steps, other rows: ms per eval call\n\n";
+         (whole ? " greedy steps, append rows: ms per eval call, park, wake and reprefill rows: ms per operation\n\n"
+                : " greedy steps, other rows: ms per eval call\n\n");
     char line[256];
     std::snprintf(line, sizeof line, "%-20s %10s %10s %10s %5s %-12s %14s %10s %7s\n", "row", "p50 ms", "min ms",
                   "max ms", "reps", "label", "launches/pass", "floor ms", "ratio");
@@ -80,6 +151,8 @@ std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows
                       fmt("%.2f", r.launches_per_pass).c_str(), floor.c_str(), ratio.c_str());
         t += line;
     }
+    if (std::any_of(rows.begin(), rows.end(), [](const RowStats& r) { return r.file_bytes.has_value(); }))
+        t += park_section(info, rows);
     if (!info.profile.empty()) {
         t += "\nprofile of one pass of " + info.profile_row + ":\n";
         for (const std::string& l : info.profile) t += l + "\n";
@@ -106,15 +179,16 @@ json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows
     o["bandwidth_source"] = info.bandwidth ? info.bandwidth->source : "not measured: " + info.bandwidth_error;
     o["context_build_s"] = info.context_build_s;
     o["kv_cache_bytes"] = static_cast<unsigned long long>(info.kv_cache_bytes);
+    o["park_dir"] = info.park_dir.empty() ? Value(nullptr) : Value(info.park_dir);
     Value list = Value::array();
     for (const RowStats& r : rows) {
         Value j = Value::object();
         j["row"] = r.spec.name;
-        j["kind"] = r.spec.kind == RowKind::Decode ? "decode" : "append";
+        j["kind"] = kind_name(r.spec.kind);
         j["depth"] = r.spec.depth;
         j["tokens"] = r.spec.tokens;
         j["contexts"] = r.spec.contexts;
-        j["unit"] = r.spec.kind == RowKind::Decode ? "ms/token" : "ms/call";
+        j["unit"] = unit_of(r.spec.kind);
         j["p50_ms"] = r.p50_ms;
         j["min_ms"] = r.min_ms;
         j["max_ms"] = r.max_ms;
@@ -137,6 +211,20 @@ json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows
         j["floor_ms"] = r.floor_ms ? Value(*r.floor_ms) : Value(nullptr);
         j["ratio"] = r.ratio ? Value(*r.ratio) : Value(nullptr);
         j["beyond_train_ctx"] = r.beyond_train_ctx;
+        j["file_bytes"] = r.file_bytes ? Value(static_cast<unsigned long long>(*r.file_bytes)) : Value(nullptr);
+        j["file_mib"] = r.file_bytes ? Value(to_mib(*r.file_bytes)) : Value(nullptr);
+        j["reprefill_ratio"] = r.reprefill_ratio ? Value(*r.reprefill_ratio) : Value(nullptr);
+        if (const auto& c = r.wake_check) {
+            Value w = Value::object();
+            w["restored_cells"] = c->restored_cells;
+            w["recomputed_cells"] = c->recomputed_cells;
+            w["logits_bit_identical"] = c->logits_identical;
+            w["first_step_ms"] = c->first_step_ms;
+            w["first_step_ms_never_parked"] = c->first_step_ms_never_parked;
+            j["wake_check"] = std::move(w);
+        } else {
+            j["wake_check"] = Value(nullptr);
+        }
         list.push_back(std::move(j));
     }
     o["rows"] = std::move(list);

@@ -1,6 +1,8 @@
 // What `arbor-cli bench` prints: per-row statistics, the text table on stdout and the --json
 // document {"model", "device", "rows": [{"row", "p50_ms", "min_ms", "max_ms", "reps", "label",
-// "launches_per_pass", ...}], ...}.
+// "launches_per_pass", ...}], ...}. Park and wake rows add the park file's size and the ratio of
+// the reprefill row at the same depth to them: {"file_bytes", "file_mib", "reprefill_ratio",
+// "wake_check"} (null on other rows), and the document "park_dir".
 #pragma once
 
 #include "bench_floor.hpp"
@@ -25,11 +27,17 @@ struct RowStats {
     std::optional<double> device_ms_p50;  // when the backend measures device time
     std::optional<double> floor_ms, ratio;  // decode rows, when a bandwidth was measured
     bool beyond_train_ctx = false;  // the row writes cells past the model's n_ctx_train
+    std::optional<uint64_t> file_bytes;       // park and wake rows
+    std::optional<double> reprefill_ratio;    // park and wake rows: reprefill@D's p50 over this p50
+    std::optional<WakeCheck> wake_check;      // wake rows
 };
 
 // p50 (the mean of the middle two for an even count), min and max; counters; the floor.
 RowStats summarize(const RowRun& run, RowLabel label, const DecodeBytes& bytes, const std::optional<Bandwidth>& bw,
                    int64_t n_ctx_train);
+
+// Sets reprefill_ratio on the park and wake rows that have a reprefill row at their depth.
+void compare_with_reprefill(std::vector<RowStats>& rows);
 
 struct BenchInfo {
     std::string model_path, model_summary, backend, device;
@@ -43,6 +51,7 @@ struct BenchInfo {
     std::vector<std::string> notes, warnings;
     std::vector<std::string> profile;  // the profiled pass's table (--profile)
     std::string profile_row;
+    std::string park_dir;  // where park and wake rows kept their files (empty: no such rows)
 };
 
 std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows);

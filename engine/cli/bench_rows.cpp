@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 namespace arbor::cli::bench {
 namespace {
@@ -30,6 +31,13 @@ Result<int64_t> parse_count(std::string_view s, int64_t lo, int64_t hi, std::str
                           std::to_string(lo) + ".." + std::to_string(hi));
     return int64_t(v);
 }
+
+constexpr const char* kRowList =
+    "(rows: decode, decode@D, prefillN@D, readN@D, readNxK@D, park@D, wake@D, reprefill@D)";
+
+// Rows of a whole context at depth D, by name.
+constexpr std::pair<std::string_view, RowKind> kContextRows[] = {
+    {"park", RowKind::Park}, {"wake", RowKind::Wake}, {"reprefill", RowKind::Reprefill}};
 
 }  // namespace
 
@@ -65,15 +73,21 @@ Result<std::vector<RowSpec>> parse_rows(std::string_view list, const std::vector
             continue;
         }
         const size_t at = item.find('@');
-        if (at == std::string_view::npos)
-            return make_error("unknown row '" + std::string(item) +
-                              "' (rows: decode, decode@D, prefillN@D, readN@D, readNxK@D)");
+        if (at == std::string_view::npos) return make_error("unknown row '" + std::string(item) + "' " + kRowList);
         const std::string_view head = item.substr(0, at);
-        auto depth = parse_count(item.substr(at + 1), 0, kMaxDepth, "the depth", item);
+        const RowKind* context_kind = nullptr;
+        for (const auto& [name, kind] : kContextRows)
+            if (head == name) context_kind = &kind;
+        // A park file or a re-prefill of no cells measures nothing.
+        auto depth = parse_count(item.substr(at + 1), context_kind ? 1 : 0, kMaxDepth, "the depth", item);
         if (!depth) return depth.error();
         RowSpec r;
         r.depth = *depth;
-        if (head == "decode") {
+        if (context_kind) {
+            r.kind = *context_kind;
+            r.tokens = 0;
+            r.name = std::string(head) + "@" + std::to_string(r.depth);
+        } else if (head == "decode") {
             r.kind = RowKind::Decode;
             r.tokens = kDecodeSteps;
             r.name = "decode@" + std::to_string(r.depth);
@@ -81,9 +95,7 @@ Result<std::vector<RowSpec>> parse_rows(std::string_view list, const std::vector
             std::string_view kind;
             for (std::string_view k : {std::string_view("prefill"), std::string_view("read")})
                 if (head.substr(0, k.size()) == k) kind = k;
-            if (kind.empty())
-                return make_error("unknown row '" + std::string(item) +
-                                  "' (rows: decode, decode@D, prefillN@D, readN@D, readNxK@D)");
+            if (kind.empty()) return make_error("unknown row '" + std::string(item) + "' " + kRowList);
             std::string_view n = head.substr(kind.size()), k;
             if (const size_t x = n.find('x'); x != std::string_view::npos) {
                 k = n.substr(x + 1);

@@ -6,6 +6,10 @@
 //   readN@D         the same work as prefillN@D under the name the issue uses for short reads.
 //   readNxK@D       N tokens appended to each of K different D-cell contexts, in one eval call
 //                   with K batch entries (also prefillNxK@D).
+//   park@D          context 0 at D cells written to a park file (arbor/park.hpp), atomically.
+//   wake@D          that park file read into a fresh sequence: cells restored, not recomputed.
+//   reprefill@D     the same D tokens evaluated into a fresh sequence: the fallback of a wake
+//                   whose file is bad, and the peer of park@D and wake@D (D >= 1 for these three).
 //
 // A bare "decode" in --rows stands for decode@D at every depth of --depths.
 #pragma once
@@ -22,13 +26,16 @@ namespace arbor::cli::bench {
 enum class RowKind {
     Decode,  // `tokens` single-token eval calls, greedy
     Append,  // `tokens` tokens appended to each of `contexts` contexts in one eval call
+    Park,       // context 0 at `depth` cells to a park file
+    Wake,       // that park file into a fresh sequence
+    Reprefill,  // context 0's first `depth` tokens into a fresh sequence
 };
 
 struct RowSpec {
     std::string name;      // as written in tables and JSON: "decode@229", "read50x4@16384"
     RowKind kind = RowKind::Decode;
     int64_t depth = 0;     // context cells present before the row's work
-    int64_t tokens = 0;    // decode: steps; append: tokens per context
+    int64_t tokens = 0;    // decode: steps; append: tokens per context; park, wake, reprefill: 0
     int64_t contexts = 1;  // distinct contexts in the eval call
 };
 

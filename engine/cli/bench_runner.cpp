@@ -33,17 +33,29 @@ TokenId argmax(const float* row, int64_t n) {
 
 }  // namespace
 
-BenchRunner::BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t max_batch_tokens, uint64_t seed)
-    : backend_(backend), max_batch_(std::max<int64_t>(max_batch_tokens, 1)), seed_(seed) {
-    // Depth of each context: the deepest row reading it. Capacity: the furthest any row writes.
+BenchRunner::BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t max_batch_tokens, uint64_t seed,
+                         std::string park_dir)
+    : backend_(backend), max_batch_(std::max<int64_t>(max_batch_tokens, 1)), seed_(seed), park_dir_(std::move(park_dir)) {
+    // Depth of each context: the deepest row reading it (every row reads context 0; park, wake
+    // and reprefill rows its token ids). Capacity: the furthest any row writes.
     int64_t row_pages = 0;
     for (RowSpec& r : rows) {
         if (int64_t(depth_.size()) < r.contexts) depth_.resize(size_t(r.contexts), 0);
         for (int64_t k = 0; k < r.contexts; ++k) depth_[size_t(k)] = std::max(depth_[size_t(k)], r.depth);
-        capacity_ = std::max(capacity_, r.depth + r.tokens);
-        // Private pages of a row's fork: the shared page holding its depth (copied) and the new ones.
-        row_pages += r.contexts * (pages_for(r.depth % kKvPageCells + r.tokens) + 1);
-        runs_.push_back(RowRun{std::move(r), {}});
+        capacity_ = std::max(capacity_, r.depth + std::max<int64_t>(r.tokens, r.kind == RowKind::Wake ? 1 : 0));
+        switch (r.kind) {
+        case RowKind::Decode:
+        case RowKind::Append:
+            // Private pages of a row's fork: the shared page holding its depth (copied) and the new ones.
+            row_pages += r.contexts * (pages_for(r.depth % kKvPageCells + r.tokens) + 1);
+            break;
+        case RowKind::Park: break;  // a fork that is only read
+        case RowKind::Wake:         // the woken cells and its check step, and the never-parked fork's step
+            row_pages += pages_for(r.depth + 1) + pages_for(r.depth % kKvPageCells + 1) + 1;
+            break;
+        case RowKind::Reprefill: row_pages += pages_for(r.depth); break;
+        }
+        runs_.push_back(RowRun{std::move(r), {}, 0, std::nullopt});
     }
     kv_pages_ = row_pages + 2;
     for (int64_t d : depth_) kv_pages_ += pages_for(d) + 1;
@@ -52,6 +64,7 @@ BenchRunner::BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t ma
 BenchRunner::~BenchRunner() {
     seqs_.clear();  // forks release their pages before the contexts and the cache go
     contexts_.clear();
+    remove_park_files();
 }
 
 Status BenchRunner::prepare(const std::function<void(const std::string&)>& progress) {
@@ -64,7 +77,7 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
     for (size_t k = 0; k < depth.size(); ++k) {
         auto seq = std::make_unique<KvSequence>(cache_, capacity_);
         uint64_t state = seed_ ^ (0x9e3779b97f4a7c15ULL * (k + 1));
-        const auto ids = random_tokens(state, depth[k], c.n_vocab);
+        auto ids = random_tokens(state, depth[k], c.n_vocab);
         const auto t0 = std::chrono::steady_clock::now();
         auto report = [&](int64_t done, bool final) {
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -89,6 +102,7 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
         }
         report(depth[k], true);
         contexts_.push_back(std::move(seq));
+        if (k == 0) ids0_ = std::move(ids);
     }
 
     seqs_.resize(runs_.size());
@@ -97,12 +111,16 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
         const RowSpec& r = runs_[i].spec;
         uint64_t state = seed_ ^ (0xd1b54a32d192ed03ULL * (i + 1));
         for (int64_t k = 0; k < r.contexts; ++k) {
-            seqs_[i].push_back(contexts_[size_t(k)]->fork(r.depth));
-            // Decode rows start from one random token and continue greedily.
-            tokens_[i].push_back(random_tokens(state, r.kind == RowKind::Decode ? 1 : r.tokens, c.n_vocab));
+            // Wake and reprefill rows make a fresh sequence per repetition; the others read a fork.
+            const bool fresh = r.kind == RowKind::Wake || r.kind == RowKind::Reprefill;
+            seqs_[i].push_back(fresh ? std::make_unique<KvSequence>(cache_, capacity_) : contexts_[size_t(k)]->fork(r.depth));
+            // Decode rows start from one random token and continue greedily; a wake row's check
+            // step feeds one.
+            const bool one = r.kind == RowKind::Decode || r.kind == RowKind::Wake;
+            tokens_[i].push_back(random_tokens(state, one ? 1 : r.tokens, c.n_vocab));
         }
     }
-    return {};
+    return prepare_park_files();
 }
 
 Status BenchRunner::reset_row(size_t i, int64_t n_new) {
@@ -118,10 +136,18 @@ Status BenchRunner::reset_row(size_t i, int64_t n_new) {
 Status BenchRunner::run_rep(size_t i, bool record) {
     const RowSpec& r = runs_[i].spec;
     const int64_t n_vocab = backend_.model().config().n_vocab;
-    if (auto s = reset_row(i, r.tokens); !s) return s;
+    const bool forked = r.kind == RowKind::Decode || r.kind == RowKind::Append;
+    if (forked)
+        if (auto s = reset_row(i, r.tokens); !s) return s;
     RepSample rep;
     const BackendCounters c0 = backend_.counters();
-    if (r.kind == RowKind::Decode) {
+    if (!forked) {
+        const Status s = r.kind == RowKind::Park ? park_rep(i, rep)
+                         : r.kind == RowKind::Wake ? wake_rep(i, rep)
+                                                   : reprefill_rep(i, rep);
+        if (!s) return s;
+        rep.ms = double(rep.end_ns - rep.begin_ns) / 1e6;
+    } else if (r.kind == RowKind::Decode) {
         TokenId tok = tokens_[i][0][0];
         int64_t busy_ns = 0;
         for (int64_t step = 0; step < r.tokens; ++step) {
@@ -151,6 +177,8 @@ Status BenchRunner::run_rep(size_t i, bool record) {
     rep.passes = c1.passes - c0.passes;
     rep.launches = c1.launches - c0.launches;
     rep.device_ms = (c1.device_ms - c0.device_ms) / (r.kind == RowKind::Decode ? double(r.tokens) : 1.0);
+    if (r.kind == RowKind::Wake && !runs_[i].wake_check)  // once, outside the counters
+        if (auto s = check_wake(i); !s) return s;
     if (record) runs_[i].reps.push_back(rep);
     return {};
 }

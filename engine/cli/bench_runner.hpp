@@ -13,16 +13,34 @@
 //            (the argmax is outside the timed calls); the repetition's time is the sum of the
 //            calls over 64, in ms per token. Append: the one eval call, in ms.
 // Backend counters (passes, launches, device time) are differenced around each repetition.
+//
+// Park, wake and reprefill rows (bench_park_rows.cpp) work on whole contexts; their repetition
+// is the operation itself, in ms:
+//   park@D:      untimed once (prepare): a park file of context 0 at D cells is written into the
+//                park directory (one file per depth, shared with wake@D, removed when the runner
+//                goes). Timed: write_park_file from a fork of context 0 at D, over that file:
+//                the real atomic write (temp file, fsync, rename, fsync of the directory).
+//   wake@D:      untimed: the previous repetition's sequence is dropped and a fresh empty one
+//                made in the backend's KV cache. Timed: read_park_file into it (read, verify the
+//                checksums, allocate the pages and restore the cells). Untimed afterwards: the
+//                restored cells must be D with none recomputed; after the first repetition, one
+//                decode step of the woken sequence must give logits bit-identical (memcmp) to
+//                the same step of the never-parked context 0, else the run fails.
+//   reprefill@D: untimed: a fresh empty sequence. Timed: context 0's first D token ids in eval
+//                calls of max_batch_tokens, no logits but the last call's (what a wake that
+//                falls back to re-prefilling computes).
 #pragma once
 
 #include "bench_rows.hpp"
 
 #include <arbor/backend.hpp>
+#include <arbor/park.hpp>
 #include <arbor/result.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,16 +53,28 @@ struct RepSample {
     int64_t begin_ns = 0, end_ns = 0;  // steady_clock, first call's start to last call's end
 };
 
+// What a wake row checked after its first repetition.
+struct WakeCheck {
+    int64_t restored_cells = 0, recomputed_cells = 0;
+    bool logits_identical = false;
+    double first_step_ms = 0;               // one decode step of the woken sequence
+    double first_step_ms_never_parked = 0;  // the same step of the never-parked context
+};
+
 struct RowRun {
     RowSpec spec;
     std::vector<RepSample> reps;  // timed repetitions only
+    uint64_t file_bytes = 0;      // park and wake rows: the park file's size
+    std::optional<WakeCheck> wake_check;
 };
 
 class BenchRunner {
 public:
     // max_batch_tokens: what the backend was made with (context-building passes use it).
-    BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t max_batch_tokens, uint64_t seed);
-    ~BenchRunner();
+    // park_dir: where park and wake rows keep their park files.
+    BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t max_batch_tokens, uint64_t seed,
+                std::string park_dir = {});
+    ~BenchRunner();  // removes the park files
 
     // Makes the KV cache, builds the contexts and forks each row's sequences. `progress` gets one
     // line per context built.
@@ -61,7 +91,21 @@ public:
     int64_t kv_pages() const { return kv_pages_; }
 
 private:
+    // A park file of context 0 at `depth` cells, and what it holds besides the cells.
+    struct ParkSlot {
+        int64_t depth = 0;
+        std::string path;
+        ParkContents contents;
+    };
+
     Status reset_row(size_t i, int64_t n_new);
+    // bench_park_rows.cpp:
+    Status prepare_park_files();
+    Status park_rep(size_t i, RepSample& rep);
+    Status wake_rep(size_t i, RepSample& rep);
+    Status reprefill_rep(size_t i, RepSample& rep);
+    Status check_wake(size_t i);
+    void remove_park_files();
 
     Backend& backend_;
     std::vector<RowRun> runs_;
@@ -75,6 +119,10 @@ private:
     std::vector<std::vector<std::unique_ptr<KvSequence>>> seqs_;  // per row, one per context it reads
     std::vector<std::vector<std::vector<TokenId>>> tokens_;       // per row: per context, the appended ids
     PassLogits out_;
+    std::string park_dir_;
+    std::vector<TokenId> ids0_;          // context 0's token ids
+    std::vector<ParkSlot> park_files_;   // one per depth of a park or wake row
+    std::vector<size_t> slot_;           // per row: its park file (park and wake rows)
 };
 
 }  // namespace arbor::cli::bench

@@ -10,6 +10,10 @@
 // does not depend on whether the model was trained at those positions. The bench says so in a
 // note and marks those rows (beyond_train_ctx).
 //
+// Park, wake and reprefill rows (park@D, wake@D, reprefill@D) compare a context parked to disk
+// and woken with re-prefilling it; their park files go to --park-dir (default $TMPDIR, else
+// /tmp) and are removed at exit.
+//
 // The whole run holds the host benchmark lock (telemetry::TimingGuard), so GPU benchmarks and
 // builds that take the same lock do not overlap it.
 #include "bench_floor.hpp"
@@ -28,8 +32,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 namespace arbor::cli {
 namespace {
@@ -39,10 +46,10 @@ using namespace arbor::cli::bench;
 
 constexpr const char* kUsage =
     "-m M.gguf [--backend gpu|cpu] [--rows LIST] [--depths LIST] [--reps N] [--warmup N] [--json FILE|-] "
-    "[--profile FILE] [--threads N] [--batch N] [--seed S]";
+    "[--profile FILE] [--threads N] [--batch N] [--seed S] [--park-dir DIR]";
 
 constexpr const char* kSummary =
-    "time decode and prefill rows at given context depths (table, telemetry labels, bandwidth floor)";
+    "time decode, prefill, park and wake rows at given context depths (table, telemetry labels, bandwidth floor)";
 
 std::string model_summary(const ModelConfig& c) {
     std::string s = c.arch_name + ", " + std::to_string(c.n_layer) + " layers, n_embd " + std::to_string(c.n_embd) +
@@ -68,6 +75,19 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 void say(const std::string& what, const std::string& line) { std::fprintf(stderr, "%s: %s\n", what.c_str(), line.c_str()); }
 
+// --park-dir, or $TMPDIR, or /tmp: an existing directory this process may write.
+std::string park_dir(const std::optional<std::string>& flag) {
+    const char* env = std::getenv("TMPDIR");
+    const std::string dir = flag ? *flag : env && *env ? std::string(env) : std::string("/tmp");
+    const std::string from = flag ? "--park-dir " : env && *env ? "$TMPDIR " : "";
+    struct stat sb {};
+    if (dir.empty()) throw UsageError("--park-dir needs a directory");
+    if (::stat(dir.c_str(), &sb) != 0) throw InputError(from + dir + ": " + std::strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) throw InputError(from + dir + ": not a directory");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw InputError(from + dir + ": not writable: " + std::strerror(errno));
+    return dir;
+}
+
 int run_bench(std::vector<std::string> argv) {
     Args a(std::move(argv));
     const auto model_path = a.value("-m", "--model");
@@ -81,6 +101,7 @@ int run_bench(std::vector<std::string> argv) {
     const int64_t threads = checked(a.integer("--threads"), 0, 1, 256, "--threads");
     const auto batch_flag = a.integer("--batch");
     const uint64_t seed = uint64_t(checked(a.integer("--seed"), 1, 0, INT64_MAX, "--seed"));
+    const auto park_dir_flag = a.value("--park-dir");
     a.finish();
 
     if (!model_path) throw UsageError("missing -m MODEL.gguf");
@@ -99,10 +120,20 @@ int run_bench(std::vector<std::string> argv) {
     if (depths_flag && !used_depths)
         throw UsageError("--depths sets the depths of the bare 'decode' row, and --rows lists none");
     std::vector<RowSpec> rows = std::move(parsed.value());
+    const bool parks = std::any_of(rows.begin(), rows.end(), [](const RowSpec& r) {
+        return r.kind == RowKind::Park || r.kind == RowKind::Wake;
+    });
+    if (park_dir_flag && !parks) throw UsageError("--park-dir is where park@D and wake@D rows write, and --rows lists none");
+    const bool profilable = std::any_of(rows.begin(), rows.end(), [](const RowSpec& r) {
+        return r.kind == RowKind::Decode || r.kind == RowKind::Append;
+    });
+    if (profile_path && !profilable) throw UsageError("--profile profiles a decode or append row, and --rows lists none");
     int64_t widest = 1;
     for (const RowSpec& r : rows)
         if (r.kind == RowKind::Append) widest = std::max(widest, r.tokens * r.contexts);
     const int64_t batch = checked(batch_flag, std::max<int64_t>(256, widest), 1, kMaxAppendTokens, "--batch");
+
+    const std::string park_files = parks ? park_dir(park_dir_flag) : std::string();
 
     auto model = Model::load(*model_path);
     if (!model) throw InputError(model.message());
@@ -117,6 +148,7 @@ int run_bench(std::vector<std::string> argv) {
     info.reps = reps;
     info.warmup = warmup;
     info.seed = seed;
+    info.park_dir = park_files;
     info.bytes = decode_bytes(*model.value(), kv_type_bytes(KvType::F16));
     std::string beyond;
     for (const RowSpec& r : rows)
@@ -160,7 +192,7 @@ int run_bench(std::vector<std::string> argv) {
         say("warning", "no bandwidth floor: " + bw.message());
     }
 
-    BenchRunner runner(backend, rows, batch, seed);
+    BenchRunner runner(backend, rows, batch, seed, park_files);
     info.kv_cache_bytes = uint64_t(runner.kv_pages()) * uint64_t(kKvPageCells) * info.bytes.kv_per_cell;
     say("bench", "KV cache: up to " + std::to_string(runner.kv_pages()) + " pages, " +
                      std::to_string(info.kv_cache_bytes >> 20) + " MiB");
@@ -185,9 +217,10 @@ int run_bench(std::vector<std::string> argv) {
     }
 
     if (profile_path) {
-        size_t pick = 0;
-        for (size_t i = rows.size(); i-- > 0;)
-            if (rows[i].kind == RowKind::Decode) pick = i;
+        size_t pick = rows.size();  // the first decode row, else the first append row
+        for (RowKind k : {RowKind::Decode, RowKind::Append})
+            for (size_t i = 0; i < rows.size() && pick == rows.size(); ++i)
+                if (rows[i].kind == k) pick = i;
         auto table = runner.profile_pass(pick, *profile_path);
         if (!table) throw RuntimeFailure("--profile: " + table.message());
         info.profile = std::move(table.value());
@@ -202,6 +235,7 @@ int run_bench(std::vector<std::string> argv) {
     std::vector<RowStats> stats;
     for (const RowRun& r : runner.rows())
         stats.push_back(summarize(r, label_row(recording.snapshots, r.reps), info.bytes, info.bandwidth, cfg.n_ctx_train));
+    compare_with_reprefill(stats);
     const std::string doc = json::dump(json_report(info, stats), 2) + "\n";
     if (json_path && *json_path != "-") write_file(*json_path, doc);
     write_stdout(json_path && *json_path == "-" ? doc : text_report(info, stats));

@@ -6,10 +6,16 @@
 // lists; the CPU backend's counters (no launches, one pass per decode step and one per append
 // call); and the bandwidth floor recomputed from `arbor-cli info --json`'s tensor table with the
 // block sizes of the GGUF spec (MoE expert tensors at n_expert_used / n_expert) and the KV cell
-// size from the hyperparameters. Then the usage errors: exit 1, nothing on stdout, one error line.
+// size from the hyperparameters. Park, wake and reprefill rows (issue 6): the park file's size
+// against the KV cells the hyperparameters give plus the stored tokens and logits, the ratios to
+// the reprefill row recomputed, the wake's check (cells restored, none recomputed, logits
+// bit-identical), the backend's counters (no pass in a park or wake, ceil(D / batch) in a
+// reprefill) and the park directory empty afterwards. Then the usage errors: exit 1, nothing on
+// stdout, one error line.
 #include "cli_run.hpp"
 #include "test_data.hpp"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -50,7 +56,7 @@ double tensorBytes(const QString& type, const QJsonArray& shape, bool* known) {
 // What one decode step must read, from `arbor-cli info --json` alone.
 struct Expected {
     double weights = 0, kv_per_cell = 0;
-    qint64 n_ctx_train = 0;
+    qint64 n_ctx_train = 0, n_vocab = 0;
 };
 
 Expected expectedBytes(const QString& model) {
@@ -67,6 +73,7 @@ Expected expectedBytes(const QString& model) {
     const double n_expert = num("expert_count", 0), n_used = num("expert_used_count", 0);
     e.kv_per_cell = num("block_count", 0) * n_head_kv * (hk + hv) * 2.0;  // f16 K and V
     e.n_ctx_train = qint64(num("context_length", 0));
+    e.n_vocab = md.value("tokenizer.ggml.tokens").toObject()["length"].toInteger();
     bool tied = true, known = true;
     for (const auto& tv : info["tensors"].toArray())
         if (tv.toObject()["name"].toString() == "output.weight") tied = false;
@@ -206,6 +213,108 @@ private slots:
         QVERIFY(o["notes"].toArray().isEmpty());
     }
 
+    void parkWake_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QStringList>("rows");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("reps");
+        QTest::addColumn<bool>("toFile");
+        QTest::newRow("stories260K at 300")
+            << QStringList{"--rows", "park@300,wake@300,reprefill@300", "--reps", "2"}
+            << QStringList{"park@300", "wake@300", "reprefill@300"} << 256 << 2 << true;
+        // A wake at a page boundary without its park row, a park without its reprefill row, a
+        // reprefill in several passes, among decode and read rows of the same contexts.
+        QTest::newRow("stories260K mixed, --batch 100")
+            << QStringList{"--rows", "wake@256,decode@40,park@512,read10x2@30,reprefill@256", "--batch", "100",
+                           "--reps", "1", "--warmup", "0"}
+            << QStringList{"wake@256", "decode@40", "park@512", "read10x2@30", "reprefill@256"} << 100 << 1 << false;
+    }
+    void parkWake() {
+        QFETCH(QStringList, args);
+        QFETCH(QStringList, rows);
+        QFETCH(int, batch);
+        QFETCH(int, reps);
+        QFETCH(bool, toFile);
+        ARBOR_REQUIRE_PATH(stories());
+        const QString dir = tmp_.filePath(QString("parks-%1").arg(rows.size()));
+        QVERIFY(QDir().mkpath(dir));
+        const QString json = toFile ? tmp_.filePath("park.json") : QString("-");
+        const Run r = cli(QStringList{"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--json", json,
+                                      "--park-dir", dir} + args);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(QDir(dir).entryList(QDir::Files | QDir::Hidden).isEmpty(), "the park files were not removed");
+        QByteArray doc = r.out;
+        if (toFile) {
+            QFile f(json);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            doc = f.readAll();
+            QVERIFY2(r.out.contains("\npark and wake against re-prefill (park files in " + dir.toUtf8()), r.out.constData());
+            QVERIFY2(r.out.contains("wake@300: restored 300 cells, recomputed 0; the next step's logits are bit-identical"),
+                     r.out.constData());
+        }
+        QJsonParseError pe;
+        const QJsonObject o = QJsonDocument::fromJson(doc, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+        QCOMPARE(o["park_dir"].toString(), dir);
+        const Expected want = expectedBytes(stories());
+        QVERIFY(want.kv_per_cell > 0 && want.n_vocab > 0);
+
+        const QJsonArray list = o["rows"].toArray();
+        QCOMPARE(list.size(), rows.size());
+        QHash<QString, QJsonObject> by_name;
+        for (const auto& v : list) by_name.insert(v.toObject()["row"].toString(), v.toObject());
+        for (int i = 0; i < rows.size(); ++i) {
+            const QJsonObject row = list[i].toObject();
+            const QString name = row["row"].toString();
+            QCOMPARE(name, rows[i]);
+            const QString kind = name.section('@', 0, 0);
+            const qint64 depth = row["depth"].toInteger();
+            QCOMPARE(depth, name.section('@', 1).toLongLong());
+            QCOMPARE(row["reps"].toInt(), reps);
+            const double p50 = row["p50_ms"].toDouble();
+            QVERIFY2(row["min_ms"].toDouble() > 0 && row["min_ms"].toDouble() <= p50 && p50 <= row["max_ms"].toDouble(),
+                     qPrintable(name));
+            QCOMPARE(row["launches_per_pass"].toDouble(), 0.0);
+            QCOMPARE(row["floor_ms"].isNull(), kind != "decode");
+            QVERIFY(!row["beyond_train_ctx"].toBool());
+            const bool parked = kind == "park" || kind == "wake";
+            if (kind == "park" || kind == "wake" || kind == "reprefill") {
+                QCOMPARE(row["kind"].toString(), kind);
+                QCOMPARE(row["unit"].toString(), "ms/" + kind);
+                QCOMPARE(row["tokens"].toInteger(), qint64(0));
+                // No pass parks or wakes; a reprefill is ceil(D / batch) passes.
+                QCOMPARE(row["passes_per_rep"].toDouble(), parked ? 0.0 : double((depth + batch - 1) / batch));
+            }
+            QCOMPARE(row["file_bytes"].isNull(), !parked);
+            QCOMPARE(row["wake_check"].isNull(), kind != "wake");
+            if (!parked) {
+                QVERIFY(row["reprefill_ratio"].isNull());
+                continue;
+            }
+            // The file: D cells of KV, D token ids and n_vocab logits, plus framing (header,
+            // sections, fingerprint, a sampler state of at most 64 tokens of history).
+            const double bytes = row["file_bytes"].toDouble();
+            const double payload = double(depth) * (want.kv_per_cell + 4.0) + 4.0 * double(want.n_vocab);
+            QVERIFY2(bytes >= payload && bytes <= payload + 4096,
+                     qPrintable(QString("%1: %2 bytes, cells, tokens and logits are %3").arg(name).arg(bytes).arg(payload)));
+            QVERIFY(near(row["file_mib"].toDouble(), bytes / 1048576.0));
+            const QString peer = "reprefill@" + QString::number(depth);
+            if (by_name.contains(peer))
+                QVERIFY(near(row["reprefill_ratio"].toDouble(), by_name[peer]["p50_ms"].toDouble() / p50));
+            else
+                QVERIFY(row["reprefill_ratio"].isNull());
+            if (kind == "wake") {
+                const QJsonObject c = row["wake_check"].toObject();
+                QCOMPARE(c["restored_cells"].toInteger(), depth);
+                QCOMPARE(c["recomputed_cells"].toInteger(), qint64(0));
+                QVERIFY(c["logits_bit_identical"].toBool());
+                QVERIFY(c["first_step_ms"].toDouble() > 0 && c["first_step_ms_never_parked"].toDouble() > 0);
+                const QString park = "park@" + QString::number(depth);
+                if (by_name.contains(park)) QCOMPARE(by_name[park]["file_bytes"].toDouble(), bytes);
+            }
+        }
+    }
+
     // Rows past the model's training context are allowed and noted before any work starts
     // (checked on a run that then stops at --profile, which the CPU backend refuses, so that no
     // 2048-cell context is built).
@@ -243,6 +352,18 @@ private slots:
                                         << "/nonexistent.gguf";
         QTest::newRow("profile on the cpu") << cpu + QStringList{"--rows", "decode@8", "--profile", "/tmp/x.json"} << 1
                                             << "no kernel profiler";
+        QTest::newRow("park without depth") << cpu + QStringList{"--rows", "park@"} << 1
+                                            << "the depth in 'park@' must be a whole number";
+        QTest::newRow("wake at depth 0") << cpu + QStringList{"--rows", "wake@0"} << 1 << "outside 1..1048576";
+        QTest::newRow("bare reprefill") << cpu + QStringList{"--rows", "reprefill"} << 1 << "unknown row 'reprefill'";
+        QTest::newRow("park with a count") << cpu + QStringList{"--rows", "park5@8"} << 1 << "unknown row 'park5@8'";
+        QTest::newRow("park dir missing") << cpu + QStringList{"--rows", "park@8", "--park-dir", "/nonexistent"} << 1
+                                          << "--park-dir /nonexistent: No such file or directory";
+        QTest::newRow("park dir a file") << cpu + QStringList{"--rows", "wake@8", "--park-dir", m} << 1 << "not a directory";
+        QTest::newRow("park dir without park rows") << cpu + QStringList{"--rows", "reprefill@8", "--park-dir", "/tmp"}
+                                                    << 1 << "--park-dir is where park@D and wake@D rows write";
+        QTest::newRow("profile of no decode row") << cpu + QStringList{"--rows", "wake@8", "--profile", "/tmp/x.json"}
+                                                  << 1 << "--profile profiles a decode or append row";
     }
     void usageErrors() {
         QFETCH(QStringList, args);

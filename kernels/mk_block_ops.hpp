@@ -1,0 +1,332 @@
+// Device work items run by a whole workgroup (256 threads, 8 warps) instead of one warp: the
+// stages whose items are few and each long (a token's RMSNorm, a 256-cell attention chunk, the
+// chunk combine). A warp alone walks such an item serially, one memory
+// latency after another (profiled at 10-40 us per item on the H200); the whole workgroup puts
+// all its loads in flight at once and keeps only the contract's sequential chains serial.
+//
+// The bits are the CPU's for the same reasons as in mk_model_ops.hpp: every element goes
+// through numerics.hpp's functions, each lanes32 dot is one warp's 32 lanes plus the
+// combine_lanes shuffle tree, maxima are exact whatever the order, and every sequential sum of
+// the contract (l over cells, o[d] over cells, L and O over chunks) runs in one thread in the
+// contract's order. Shared memory is one arena of kMkSmemFloats floats owned by the item.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_dot.hpp"
+#include "mk_model.hpp"
+#include "mk_model_ops.hpp"
+#include "model/numerics.hpp"
+
+namespace arbor::gpu {
+
+constexpr int kMkBlockThreads = 256;
+constexpr int kMkBlockWarps = kMkBlockThreads / 32;
+
+namespace mkb {
+
+// The n / 32 Q8A blocks of y (n a multiple of 32), spread over the workgroup's warps. Call
+// after the writes of y are visible to the block (__syncthreads).
+__device__ inline void block_quantize(const float* y, long long n, quant::BlockQ8A* q) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    for (long long b = warp; b < n / 32; b += kMkBlockWarps) mkm::warp_quantize_block(y + 32 * b, q + b, lane);
+}
+
+}  // namespace mkb
+
+// Item: one row (token, or output token when outputs_only). x is staged in shared memory by
+// the whole block at once; warp 0 runs the contract's 32 lane chains from there; every thread
+// then writes its share of y (weights loaded eight at a time), into shared memory too, from
+// where the warps quantize it.
+__device__ inline void block_stage(void* dst, const void* src, long long bytes);
+
+__device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const long long n = P.d.n_embd;
+    const long long t = s.outputs_only ? P.out_token[item] : item;
+    const float* x = P.x + t * n;
+    float* y = P.xn + item * n;
+    const int tid = static_cast<int>(threadIdx.x);
+    const bool staged = n <= kMkSmemFloats - 1;
+    float* xs = staged ? smem : const_cast<float*>(x);
+    if (staged) block_stage(xs, x, n * 4);
+    __syncthreads();
+    if (tid < 32) {
+        const float ss = mkm::warp_dot_lanes(xs, xs, n, tid);
+        if (tid == 0) smem[kMkSmemFloats - 1] = num::rms_scale(ss, static_cast<int>(n), P.d.rms_eps);
+    }
+    __syncthreads();
+    const float scale = smem[kMkSmemFloats - 1];
+    constexpr int kU = 8;
+    for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
+        float w[kU], xv[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const long long i = base + u * kMkBlockThreads;
+            w[u] = i < n ? s.norm[i] : 0.0f;
+            xv[u] = i < n ? xs[i] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const long long i = base + u * kMkBlockThreads;
+            if (i >= n) continue;
+            const float v = num::mul_rn(num::mul_rn(xv[u], scale), w[u]);
+            y[i] = v;
+            if (staged) xs[i] = v;  // this thread's own element
+        }
+    }
+    if (s.quantize_out) {
+        __syncthreads();
+        mkb::block_quantize(staged ? xs : y, n, P.xq + item * (n / 32));
+    }
+}
+
+// Copies `bytes` (a multiple of 4) from global src to shared dst with the whole block, every
+// thread's loads issued before its stores (one memory latency per 8 x 256 vectors, not one per
+// element): 16-byte vectors when both ends allow, else 4-byte words.
+__device__ inline void block_stage(void* dst, const void* src, long long bytes) {
+    const int tid = static_cast<int>(threadIdx.x);
+    constexpr int kU = 8;
+    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
+        const uint4* s4 = static_cast<const uint4*>(src);
+        uint4* d4 = static_cast<uint4*>(dst);
+        const long long n = bytes / 16;
+        for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
+            uint4 r[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (base + u * kMkBlockThreads < n) r[u] = s4[base + u * kMkBlockThreads];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (base + u * kMkBlockThreads < n) d4[base + u * kMkBlockThreads] = r[u];
+        }
+    } else {
+        const unsigned* s1 = static_cast<const unsigned*>(src);
+        unsigned* d1 = static_cast<unsigned*>(dst);
+        const long long n = bytes / 4;
+        for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
+            unsigned r[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (base + u * kMkBlockThreads < n) r[u] = s1[base + u * kMkBlockThreads];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (base + u * kMkBlockThreads < n) d1[base + u * kMkBlockThreads] = r[u];
+        }
+    }
+}
+
+// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
+// for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
+// attention: the contract's combine of one chunk has w = exp_f(0) = 1, L = l and O = o (o is
+// never -0: it starts at +0 and a sum that cancels rounds to +0), so out = o / l is written
+// straight to Att (and AttQ); otherwise o, m, l go to attn_part for the combine stage.
+//
+// The K rows, then the V rows, of the chunk are staged through shared memory in pieces that
+// the whole block loads at once: walking them from global memory one cell after another cost
+// one memory latency per cell (about 200 us per chunk on the H200).
+//  1. q of the group's heads into shared memory.
+//  2. Per K piece: warp w takes cells w, w+8, ...; per cell and head lane a accumulates
+//     elements a, a+32, ... and the shuffle tree combines them: dot_lanes exactly.
+//  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
+//     l over the cells in order.
+//  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
+//     (one V element serves all of them); o stays in registers across pieces.
+__device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
+    const long long pos = P.pos[t];
+    if (ch > pos / mkm::kChunk) return;
+    const int group = static_cast<int>(d.n_head / d.n_head_kv);
+    const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
+    const int eb = static_cast<int>(d.kv_elem_bytes);
+    const long long first = ch * mkm::kChunk;
+    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    float* qs = smem;                              // [group][hdk]
+    float* sc = qs + group * hdk;                  // [group][256]
+    float* ms = sc + group * mkm::kChunk;          // [16] chunk maxima
+    float* ls = ms + 16;                           // [16] chunk sums
+    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
+    const long long stage_bytes = (static_cast<long long>(kMkSmemFloats) - (stage - reinterpret_cast<uint8_t*>(smem)) / 4) * 4;
+    const float* qg = P.q + t * d.n_head * hdk + g * group * hdk;
+    for (int i = tid; i < group * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
+    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+
+    // 2. scores, K piece by piece (head dims <= 256: at most 8 elements per lane)
+    const int krow = hdk * eb, vrow = hdv * eb;
+    const int kpiece = static_cast<int>(stage_bytes / krow);
+    for (int c0 = 0; c0 < n; c0 += kpiece) {
+        const int np = n - c0 < kpiece ? n - c0 : kpiece;
+        block_stage(stage, k0 + static_cast<long long>(c0) * krow, static_cast<long long>(np) * krow);
+        __syncthreads();
+        for (int j = warp; j < np; j += kMkBlockWarps) {
+            const uint8_t* kr = stage + static_cast<long long>(j) * krow;
+            float kv[8];
+#pragma unroll
+            for (int c = 0; c < 8; ++c) kv[c] = lane + 32 * c < hdk ? mkm::kv_at(kr, eb, lane + 32 * c) : 0.0f;
+            for (int h = 0; h < group; ++h) {
+                const float* qh = qs + h * hdk;
+                float acc = 0.0f;
+#pragma unroll
+                for (int c = 0; c < 8; ++c)
+                    if (lane + 32 * c < hdk) acc = fmaf(qh[lane + 32 * c], kv[c], acc);
+                acc = warp_combine(acc);
+                if (lane == 0) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(acc, d.attn_scale);
+            }
+        }
+        __syncthreads();  // the stage is reloaded next
+    }
+
+    // 3. max, exponentials and l per head
+    for (int h = warp; h < group; h += kMkBlockWarps) {
+        float* e = sc + h * mkm::kChunk;
+        float m = e[0];
+        for (int j = lane; j < n; j += 32)
+            if (e[j] > m) m = e[j];
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_xor(m, o);
+            if (x > m) m = x;
+        }
+        arbor_syncwarp();
+        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        arbor_syncwarp();
+        if (lane == 0) {
+            float l = 0.0f;  // the contract's sequential sum, cells in order
+            int j = 0;
+            for (; j + 8 <= n; j += 8) {
+                float e8[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
+            }
+            for (; j < n; ++j) l = num::add_rn(l, e[j]);
+            ms[h] = m;
+            ls[h] = l;
+        }
+    }
+
+    // 4. o over the cells in order, V piece by piece
+    const int slices = kMkBlockThreads / hdv;  // hdv <= 256 (host check)
+    const int dd = tid % hdv, slice = tid / hdv;
+    constexpr int kMaxHeads = 16;  // group <= 16 (host check): ceil(group / slices) heads per thread
+    float o[kMaxHeads];
+#pragma unroll
+    for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
+    const int vpiece = static_cast<int>(stage_bytes / vrow);
+    for (int c0 = 0; c0 < n; c0 += vpiece) {
+        const int np = n - c0 < vpiece ? n - c0 : vpiece;
+        __syncthreads();  // (first piece: the exponentials of step 3 are complete)
+        block_stage(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
+        __syncthreads();
+        if (slice < slices) {
+            const uint8_t* vcol = stage + dd * eb;
+            for (int j = 0; j < np; ++j) {
+                const float vj = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, 0);
+#pragma unroll
+                for (int k = 0; k < kMaxHeads; ++k) {
+                    const int h = slice + k * slices;
+                    if (h < group) o[k] = fmaf(sc[h * mkm::kChunk + c0 + j], vj, o[k]);
+                }
+            }
+        }
+    }
+    if (slice < slices) {
+        if (s.direct) {
+            float* out = P.att + t * d.n_head * hdv + g * group * hdv;
+#pragma unroll
+            for (int k = 0; k < kMaxHeads; ++k) {
+                const int h = slice + k * slices;
+                if (h < group) out[h * hdv + dd] = num::div_rn(o[k], ls[h]);
+            }
+        } else {
+            float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+#pragma unroll
+            for (int k = 0; k < kMaxHeads; ++k) {
+                const int h = slice + k * slices;
+                if (h >= group) continue;
+                float* r = part + h * (hdv + 2);
+                r[dd] = o[k];
+                if (dd == 0) {
+                    r[hdv] = ms[h];
+                    r[hdv + 1] = ls[h];
+                }
+            }
+        }
+    }
+    if (s.direct && s.quantize_out) {
+        __syncthreads();
+        const long long span = static_cast<long long>(group) * hdv;
+        mkb::block_quantize(P.att + t * d.n_head * hdv + g * span, span, P.attq + (t * d.n_head * hdv + g * span) / 32);
+    }
+}
+
+// Item g * T + t: the chunks of (g, t) combined in chunk order; warp w takes heads w, w+8, ...
+// Its lanes first compute the chunk weights w_c = exp_f(m_c - M) into shared memory (each once),
+// then lane 0 runs L and every lane its dims' O over the chunks in order.
+__device__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkDims& d = P.d;
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / T, t = item % T;
+    const int group = static_cast<int>(d.n_head / d.n_head_kv), hdv = static_cast<int>(d.hd_v);
+    const long long stride = hdv + 2;
+    const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
+    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
+    const long long att_w = d.n_head * hdv;
+    float* out = P.att + t * att_w + g * group * hdv;
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const int per_warp = kMkSmemFloats / kMkBlockWarps;  // weights cached when n_chunks fits
+    float* wsh = smem + warp * per_warp;
+    for (int h = warp; h < group; h += kMkBlockWarps) {
+        float M = part[h * stride + hdv];
+        for (int c = lane; c < n_chunks; c += 32) {
+            const float m = part[(c * group + h) * stride + hdv];
+            if (m > M) M = m;
+        }
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_xor(M, o);
+            if (x > M) M = x;
+        }
+        const bool cached = n_chunks <= per_warp;
+        if (cached)
+            for (int c = lane; c < n_chunks; c += 32)
+                wsh[c] = num::attn_chunk_weight(part[(c * group + h) * stride + hdv], M);
+        arbor_syncwarp();
+        auto weight = [&](int c) {
+            return cached ? wsh[c] : num::attn_chunk_weight(part[(c * group + h) * stride + hdv], M);
+        };
+        float L = 0.0f;
+        if (lane == 0)
+            for (int c = 0; c < n_chunks; ++c) L = fmaf(part[(c * group + h) * stride + hdv + 1], weight(c), L);
+        L = __shfl(L, 0);
+        for (int dd = lane; dd < hdv; dd += 32) {
+            float o = 0.0f;
+            for (int c = 0; c < n_chunks; ++c) o = fmaf(part[(c * group + h) * stride + dd], weight(c), o);
+            out[h * hdv + dd] = num::div_rn(o, L);
+        }
+        arbor_syncwarp();
+    }
+    if (s.quantize_out) {
+        __syncthreads();
+        const long long span = static_cast<long long>(group) * hdv;
+        mkb::block_quantize(out, span, P.attq + (t * att_w + g * span) / 32);
+    }
+}
+
+// One work item of a workgroup stage.
+__device__ inline bool mk_is_block_op(int op) {
+    return op == kOpRmsNorm || op == kOpAttnChunk || op == kOpAttnCombine;
+}
+
+__device__ inline void mk_block_item(int op, const MkModelStage& s, long long item, float* smem) {
+    const MkPass& P = *s.pass;
+    switch (op) {
+    case kOpRmsNorm: mk_rms_norm_block(P, s, item, smem); break;
+    case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
+    case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
+    default: break;
+    }
+}
+
+}  // namespace arbor::gpu
