@@ -185,11 +185,18 @@ Status BenchRunner::run_rep(size_t i, bool record) {
 
 Result<std::vector<std::string>> BenchRunner::profile_pass(size_t i, const std::string& trace_path) {
     const RowSpec& r = runs_[i].spec;
-    if (auto s = reset_row(i, 1); !s) return s.error();
+    const bool append = r.kind == RowKind::Append;
+    if (auto s = reset_row(i, append ? r.tokens : 1); !s) return s.error();
     if (auto s = backend_.set_profiling(true, trace_path); !s) return s.error();
     TokenId tok = tokens_[i][0][0];
-    BatchEntry e{seqs_[i][0].get(), std::span<const TokenId>(&tok, 1), LogitsMode::Last};
-    const Status s = backend_.eval(std::span<const BatchEntry>(&e, 1), &out_);
+    std::vector<BatchEntry> batch;
+    if (append) {  // the row's own eval call (the table is its last pass)
+        for (int64_t k = 0; k < r.contexts; ++k)
+            batch.push_back(BatchEntry{seqs_[i][size_t(k)].get(), tokens_[i][size_t(k)], LogitsMode::Last});
+    } else {
+        batch.push_back(BatchEntry{seqs_[i][0].get(), std::span<const TokenId>(&tok, 1), LogitsMode::Last});
+    }
+    const Status s = backend_.eval(batch, &out_);
     const Status off = backend_.set_profiling(false, "");
     if (!s) return make_error("profiled pass of " + r.name + ": " + s.message());
     if (!off) return off.error();

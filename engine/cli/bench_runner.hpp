@@ -81,8 +81,9 @@ public:
     Status prepare(const std::function<void(const std::string&)>& progress);
     // One repetition of row i; recorded into rows()[i].reps when `record`.
     Status run_rep(size_t i, bool record);
-    // One decode pass of row i (its first context at its depth) with the backend's profiler on;
-    // the backend writes its trace to trace_path and the per-stage table is returned.
+    // Row i's work with the backend's profiler on: a decode row's first step, or an append row's
+    // eval call (its last pass, when the call takes several). The backend writes its trace to
+    // trace_path and the per-stage table is returned.
     Result<std::vector<std::string>> profile_pass(size_t i, const std::string& trace_path);
 
     const std::vector<RowRun>& rows() const { return runs_; }

@@ -224,7 +224,12 @@ int run_bench(std::vector<std::string> argv) {
         auto table = runner.profile_pass(pick, *profile_path);
         if (!table) throw RuntimeFailure("--profile: " + table.message());
         info.profile = std::move(table.value());
-        info.profile_row = "a decode step at depth " + std::to_string(rows[pick].depth) + " (" + rows[pick].name + ")";
+        const RowSpec& pr = rows[pick];
+        info.profile_row = pr.kind == RowKind::Decode
+                               ? "a decode step at depth " + std::to_string(pr.depth) + " (" + pr.name + ")"
+                               : std::to_string(pr.tokens) + " tokens appended to " + std::to_string(pr.contexts) +
+                                     " context(s) at depth " + std::to_string(pr.depth) + " (" + pr.name +
+                                     (pr.tokens * pr.contexts > batch ? ", its last pass)" : ")");
     }
     const tel::TimedRunReport run = guard->finish();
     for (size_t w = guard->warnings().size(); w < run.warnings.size(); ++w) {
