@@ -116,9 +116,9 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
 
 // Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
 // for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
-// attention: the contract's combine of one chunk has w = exp_f(0) = 1, L = l and O = o (o is
-// never -0: it starts at +0 and a sum that cancels rounds to +0), so out = o / l is written
-// straight to Att (and AttQ); otherwise o, m, l go to attn_part for the combine stage.
+// attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
+// L = fmaf(l, w, 0), O = fmaf(o, w, 0), out = O / L) and written straight to Att (and AttQ);
+// otherwise o, m, l go to attn_part for the combine stage.
 //
 // The K rows, then the V rows, of the chunk are staged through shared memory in pieces that
 // the whole block loads at once: walking them from global memory one cell after another cost
@@ -238,7 +238,12 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 #pragma unroll
             for (int k = 0; k < kMaxHeads; ++k) {
                 const int h = slice + k * slices;
-                if (h < group) out[h * hdv + dd] = num::div_rn(o[k], ls[h]);
+                if (h >= group) continue;
+                // The combine of one chunk, literally: w = exp_f(m - m), L = fmaf(l, w, +0),
+                // O = fmaf(o, w, +0) (this turns an o of -0, which an underflowing fmaf can
+                // give, into +0 as the CPU's combine does).
+                const float w = num::attn_chunk_weight(ms[h], ms[h]);
+                out[h * hdv + dd] = num::div_rn(fmaf(o[k], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
             float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);

@@ -5,7 +5,7 @@
 // chunk boundaries: chunk c is the chunk contract of numerics.hpp over the attended cells in
 // [256c, 256c + 256) only, a chunk without one is skipped (marked l = -1 in attn_part, which
 // no real chunk has: l >= 1), and the combine runs over the remaining chunks in chunk order.
-// The per-chunk arithmetic is the megakernel's dense chunk item (mk_model_ops.hpp) with the
+// The per-chunk arithmetic is the one of the first dense chunk item (now in mk_block_ops.hpp) with the
 // chunk's j-th attended cell in place of cell first + j, so selecting every block gives the
 // dense bits.
 #pragma once
