@@ -21,6 +21,8 @@ function(arbor_add_qt_test name)
   endif()
   add_executable(${name} ${T_SOURCES})
   arbor_target_defaults(${name})
+  # Every Qt Test suite declares a QObject and includes its .moc (QTEST_MAIN pattern).
+  set_target_properties(${name} PROPERTIES AUTOMOC ON)
   if(NOT T_LIBS)
     set(T_LIBS arbor_engine)
   endif()
