@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -15,11 +14,6 @@
 
 namespace arbor::cli::bench {
 namespace {
-
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 Result<uint64_t> file_size(const std::string& path) {
     struct stat sb {};
@@ -113,16 +107,10 @@ Status BenchRunner::reprefill_rep(size_t i, RepSample& rep) {
     std::unique_ptr<KvSequence>& seq = seqs_[i][0];
     seq.reset();
     seq = std::make_unique<KvSequence>(cache_, capacity_);
-    const std::span<const TokenId> ids(ids0_.data(), size_t(r.depth));
     rep.begin_ns = now_ns();
-    for (int64_t at = 0; at < r.depth; at += max_batch_) {
-        const int64_t n = std::min(max_batch_, r.depth - at);
-        const LogitsMode mode = at + n == r.depth ? LogitsMode::Last : LogitsMode::None;
-        BatchEntry e{seq.get(), ids.subspan(size_t(at), size_t(n)), mode};
-        if (auto s = backend_.eval(std::span<const BatchEntry>(&e, 1), &out_); !s)
-            return make_error("row " + r.name + " at cell " + std::to_string(at) + ": " + s.message());
-    }
+    const Status s = prefill(*seq, std::span<const TokenId>(ids0_.data(), size_t(r.depth)), true);
     rep.end_ns = now_ns();
+    if (!s) return make_error("row " + r.name + " " + s.message());
     if (out_.size() != 1) return make_error("row " + r.name + ": the last pass returned no logits");
     return {};
 }

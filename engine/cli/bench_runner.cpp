@@ -10,11 +10,6 @@
 namespace arbor::cli::bench {
 namespace {
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 int64_t pages_for(int64_t cells) { return (cells + kKvPageCells - 1) / kKvPageCells; }
 
 // `n` token ids in [0, n_vocab) from a splitmix64 stream.
@@ -73,7 +68,6 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
     cache_ = backend_.make_kv_cache(KvType::F16, kv_pages_);
     if (!cache_) return make_error("the backend made no KV cache");
 
-    PassLogits none;
     for (size_t k = 0; k < depth.size(); ++k) {
         auto seq = std::make_unique<KvSequence>(cache_, capacity_);
         uint64_t state = seed_ ^ (0x9e3779b97f4a7c15ULL * (k + 1));
@@ -88,18 +82,14 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
             if (progress) progress(line);
         };
         double last_report = 0;
-        for (int64_t at = 0; at < depth[k]; at += max_batch_) {
-            const int64_t n = std::min(max_batch_, depth[k] - at);
-            BatchEntry e{seq.get(), std::span<const TokenId>(ids).subspan(size_t(at), size_t(n)), LogitsMode::None};
-            if (auto s = backend_.eval(std::span<const BatchEntry>(&e, 1), &none); !s)
-                return make_error("building context " + std::to_string(k + 1) + " at cell " + std::to_string(at) +
-                                  ": " + s.message());
+        const Status built = prefill(*seq, ids, false, [&](int64_t done) {
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (secs - last_report >= 5.0 && at + n < depth[k]) {  // a slow build shows it is moving
-                report(at + n, false);
+            if (secs - last_report >= 5.0 && done < depth[k]) {  // a slow build shows it is moving
+                report(done, false);
                 last_report = secs;
             }
-        }
+        });
+        if (!built) return make_error("building context " + std::to_string(k + 1) + ": " + built.message());
         report(depth[k], true);
         contexts_.push_back(std::move(seq));
         if (k == 0) ids0_ = std::move(ids);
@@ -121,6 +111,21 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
         }
     }
     return prepare_park_files();
+}
+
+Status BenchRunner::prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,
+                            const std::function<void(int64_t)>& after_pass) {
+    PassLogits none;
+    const int64_t total = int64_t(ids.size());
+    for (int64_t at = 0; at < total; at += max_batch_) {
+        const int64_t n = std::min(max_batch_, total - at);
+        const bool last = logits && at + n == total;
+        BatchEntry e{&seq, ids.subspan(size_t(at), size_t(n)), last ? LogitsMode::Last : LogitsMode::None};
+        if (auto s = backend_.eval(std::span<const BatchEntry>(&e, 1), last ? &out_ : &none); !s)
+            return make_error("at cell " + std::to_string(at) + ": " + s.message());
+        if (after_pass) after_pass(at + n);
+    }
+    return {};
 }
 
 Status BenchRunner::reset_row(size_t i, int64_t n_new) {

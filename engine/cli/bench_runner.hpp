@@ -37,10 +37,12 @@
 #include <arbor/park.hpp>
 #include <arbor/result.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,12 @@ struct RowRun {
     uint64_t file_bytes = 0;      // park and wake rows: the park file's size
     std::optional<WakeCheck> wake_check;
 };
+
+// Steady-clock nanoseconds, the bench's timestamps.
+inline int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 class BenchRunner {
 public:
@@ -100,6 +108,10 @@ private:
     };
 
     Status reset_row(size_t i, int64_t n_new);
+    // Evaluates ids into seq in passes of max_batch_ tokens, logits (into out_) only for the
+    // last token of the last pass when `logits`; after_pass(cells done) follows each pass.
+    Status prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,
+                   const std::function<void(int64_t)>& after_pass = {});
     // bench_park_rows.cpp:
     Status prepare_park_files();
     Status park_rep(size_t i, RepSample& rep);
