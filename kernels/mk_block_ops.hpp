@@ -33,12 +33,35 @@ __device__ inline void block_quantize(const float* y, long long n, quant::BlockQ
 
 }  // namespace mkb
 
+// n elements of W from global src to shared dst with the whole block, every thread's loads
+// issued before its stores (one memory latency per 8 x 256 elements, not one per element).
+template <class W>
+__device__ inline void block_copy(W* dst, const W* src, long long n) {
+    constexpr int kU = 8;
+    for (long long base = threadIdx.x; base < n; base += kMkBlockThreads * kU) {
+        W r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+            if (base + u * kMkBlockThreads < n) r[u] = src[base + u * kMkBlockThreads];
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+            if (base + u * kMkBlockThreads < n) dst[base + u * kMkBlockThreads] = r[u];
+    }
+}
+
+// Copies `bytes` (a multiple of 4) from global src to shared dst: 16-byte vectors when both ends
+// allow, else 4-byte words.
+__device__ inline void block_stage(void* dst, const void* src, long long bytes) {
+    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0)
+        block_copy(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
+    else
+        block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
+}
+
 // Item: one row (token, or output token when outputs_only). x is staged in shared memory by
 // the whole block at once; warp 0 runs the contract's 32 lane chains from there; every thread
 // then writes its share of y (weights loaded eight at a time), into shared memory too, from
 // where the warps quantize it.
-__device__ inline void block_stage(void* dst, const void* src, long long bytes);
-
 __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const long long n = P.d.n_embd;
     const long long t = s.outputs_only ? P.out_token[item] : item;
@@ -76,41 +99,6 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     if (s.quantize_out) {
         __syncthreads();
         mkb::block_quantize(staged ? xs : y, n, P.xq + item * (n / 32));
-    }
-}
-
-// Copies `bytes` (a multiple of 4) from global src to shared dst with the whole block, every
-// thread's loads issued before its stores (one memory latency per 8 x 256 vectors, not one per
-// element): 16-byte vectors when both ends allow, else 4-byte words.
-__device__ inline void block_stage(void* dst, const void* src, long long bytes) {
-    const int tid = static_cast<int>(threadIdx.x);
-    constexpr int kU = 8;
-    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
-        const uint4* s4 = static_cast<const uint4*>(src);
-        uint4* d4 = static_cast<uint4*>(dst);
-        const long long n = bytes / 16;
-        for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
-            uint4 r[kU];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (base + u * kMkBlockThreads < n) r[u] = s4[base + u * kMkBlockThreads];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (base + u * kMkBlockThreads < n) d4[base + u * kMkBlockThreads] = r[u];
-        }
-    } else {
-        const unsigned* s1 = static_cast<const unsigned*>(src);
-        unsigned* d1 = static_cast<unsigned*>(dst);
-        const long long n = bytes / 4;
-        for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
-            unsigned r[kU];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (base + u * kMkBlockThreads < n) r[u] = s1[base + u * kMkBlockThreads];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (base + u * kMkBlockThreads < n) d1[base + u * kMkBlockThreads] = r[u];
-        }
     }
 }
 

@@ -92,16 +92,8 @@ __device__ inline void mk_fn_attn_chunk(const MkPass& P, const MkModelStage& s, 
     for (long long j = lane; j < n; j += 32) {
         const uint8_t* krow = k0 + (cells.cell(j) - first) * hdk * eb;
         for (long long h = 0; h < group; ++h) {
-            const float* qh = q + h * hdk;
-            float acc[32];
-#pragma unroll
-            for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
-            for (long long i0 = 0; i0 < hdk; i0 += 32) {
-#pragma unroll
-                for (int a = 0; a < 32; ++a)
-                    if (i0 + a < hdk) acc[a] = fmaf(qh[i0 + a], mkm::kv_at(krow, eb, i0 + a), acc[a]);
-            }
-            sc[h * mkm::kChunk + j] = num::mul_rn(quant::blocks::combine_lanes(acc), d.attn_scale);
+            const float dot = mkm::lane_dot(q + h * hdk, [&](long long i) { return mkm::kv_at(krow, eb, i); }, hdk);
+            sc[h * mkm::kChunk + j] = num::mul_rn(dot, d.attn_scale);
         }
     }
     arbor_syncwarp();

@@ -172,18 +172,8 @@ __device__ inline void mk_fn_idx_score(const MkPass& P, const MkModelStage& s, l
     const float* w = F.iw + t * HI;
     const float* key = mkf::pool_key(P, t, s.layer, b);
     float score = 0.0f;
-    for (long long h = 0; h < HI; ++h) {
-        const float* qh = q + h * dI;
-        float acc[32];
-#pragma unroll
-        for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
-        for (long long i0 = 0; i0 < dI; i0 += 32) {
-#pragma unroll
-            for (int a = 0; a < 32; ++a)
-                if (i0 + a < dI) acc[a] = fmaf(qh[i0 + a], key[i0 + a], acc[a]);
-        }
-        score = fmaf(w[h], num::relu(quant::blocks::combine_lanes(acc)), score);
-    }
+    for (long long h = 0; h < HI; ++h)
+        score = fmaf(w[h], num::relu(mkm::lane_dot(q + h * dI, [&](long long i) { return key[i]; }, dI)), score);
     F.scores[t * stride + b] = score;
 }
 
