@@ -27,6 +27,15 @@ namespace arbor::test {
 // One arbor-cli run (cli_run.hpp).
 inline CliRun cli(const QStringList& args) { return runCli(args); }
 
+// The "model" column with the three shared-data models every architecture suite starts from
+// (stories260K and the random qwen3 / qwen3moe Q4_K_M files); callers may add rows after it.
+inline void addSharedModelRows() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("stories260K") << "models/stories260K.gguf";
+    QTest::newRow("qwen3") << "quant/random-qwen3-Q4_K_M.gguf";
+    QTest::newRow("qwen3moe") << "quant/random-qwen3moe-Q4_K_M.gguf";
+}
+
 inline QString modelPath(const QString& rel) {
     if (!rel.startsWith("synth:")) return sharedData() + "/" + rel;
     static QTemporaryDir dir;

@@ -74,10 +74,7 @@ private slots:
     }
 
     void wakeBitExact_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("stories260K") << "models/stories260K.gguf";
-        QTest::newRow("qwen3") << "quant/random-qwen3-Q4_K_M.gguf";
-        QTest::newRow("qwen3moe") << "quant/random-qwen3moe-Q4_K_M.gguf";
+        addSharedModelRows();
         QTest::newRow("qwen2 (synth)") << "synth:qwen2:Q8_0";
         QTest::newRow("llama (synth Q4_K)") << "synth:llama:Q4_K";
     }

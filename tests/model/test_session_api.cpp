@@ -158,10 +158,7 @@ private slots:
     }
 
     void deepCopy_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("stories260K") << "models/stories260K.gguf";
-        QTest::newRow("qwen3") << "quant/random-qwen3-Q4_K_M.gguf";
-        QTest::newRow("qwen3moe") << "quant/random-qwen3moe-Q4_K_M.gguf";
+        addSharedModelRows();
     }
     void deepCopy() {
         QFETCH(QString, model);
@@ -331,10 +328,7 @@ private slots:
     }
 
     void parkWake_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("stories260K") << "models/stories260K.gguf";
-        QTest::newRow("qwen3") << "quant/random-qwen3-Q4_K_M.gguf";
-        QTest::newRow("qwen3moe") << "quant/random-qwen3moe-Q4_K_M.gguf";
+        addSharedModelRows();
     }
     // Through the pool: a context with a pending token and held text parks and wakes into a
     // new context; the cells are restored (none recomputed), the next logits and the
