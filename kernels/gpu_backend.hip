@@ -155,7 +155,7 @@ private:
     std::vector<float> vec_host_;                   // staged small vectors
     std::map<const float*, size_t> vec_off_;        // host vector data -> offset in floats
     DevMem x_, xn_, xq_, rope_, qkv_, q_, att_, attq_, part_, h_, hq_, router_, ridx_, rw_, he_, heq_,
-        logits_, scores_, tok_, pos_, seq_, out_, pages_;
+        logits_, tok_, pos_, seq_, out_, pages_;
     MkPass host_pass_{};
     MkPass* pass_dev_ = nullptr;
     int64_t max_chunks_cap_ = 0;
@@ -373,7 +373,6 @@ Status GpuBackend::alloc_buffers() {
     const size_t E = size_t(std::max<int64_t>(c.n_expert, 1));
     const size_t qkv_w = size_t(c.n_head * c.head_dim_k + c.n_head_kv * (c.head_dim_k + c.head_dim_v));
     const size_t att_w = size_t(c.n_head * c.head_dim_v);
-    const size_t group = size_t(c.n_head / c.n_head_kv);
     struct A {
         DevMem* m;
         size_t bytes;
@@ -396,9 +395,6 @@ Status GpuBackend::alloc_buffers() {
         {&he_, T * K * size_t(std::max<int64_t>(c.n_ff_exp, 1)) * 4, "the expert activations"},
         {&heq_, T * K * size_t(c.n_ff_exp / 32 + 1) * sizeof(BlockQ8A), "the expert Q8A"},
         {&logits_, T * size_t(c.n_vocab) * 4, "the logits"},
-        // flashnext's sparse chunks keep per-warp scores (the dense models' chunks use shared memory)
-        {&scores_, c.is_flashnext() ? size_t(rt_->grid()) * size_t(rt_->block() / 32) * group * size_t(kKvPageCells) * 4 : 4,
-         "the sparse attention scratch"},
         {&tok_, T * 4, "the tokens"},
         {&pos_, T * 4, "the positions"},
         {&seq_, T * 4, "the sequence ids"},
@@ -423,8 +419,6 @@ Status GpuBackend::alloc_buffers() {
     P.he = he_.as<float>();
     P.heq = heq_.as<BlockQ8A>();
     P.logits = logits_.as<float>();
-    P.scores = scores_.as<float>();
-    P.score_group = int64_t(group);
     P.token = tok_.as<int>();
     P.pos = pos_.as<int>();
     P.seq = seq_.as<int>();

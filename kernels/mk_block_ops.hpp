@@ -102,6 +102,47 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     }
 }
 
+// Copies the rows of cells c0 .. c0 + np - 1 of a cell map (cells.cell(j): the j-th attended
+// cell, in increasing order) into shared dst, row after row, in words of W (every thread's loads
+// issued before its stores); base is the row of cell `first`, a row is wpr words.
+template <class W, class Cells>
+__device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long first, const Cells& cells, int c0, int np,
+                                       int wpr, int row_bytes) {
+    constexpr int kU = 8;
+    const long long n = static_cast<long long>(np) * wpr;
+    for (long long b = threadIdx.x; b < n; b += kMkBlockThreads * kU) {
+        W r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const long long i = b + u * kMkBlockThreads;
+            if (i < n)
+                r[u] = reinterpret_cast<const W*>(base + (cells.cell(c0 + static_cast<int>(i / wpr)) - first) * row_bytes)[i % wpr];
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const long long i = b + u * kMkBlockThreads;
+            if (i < n) dst[i] = r[u];
+        }
+    }
+}
+
+// The rows of cells c0 .. c0 + np - 1 of a cell map into shared dst: 16-byte words when the
+// rows allow, else 4-byte words.
+template <class Cells>
+__device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long first, const Cells& cells, int c0,
+                                        int np, int row_bytes) {
+    if (((reinterpret_cast<unsigned long long>(base) | reinterpret_cast<unsigned long long>(dst) | row_bytes) & 15) == 0)
+        block_copy_rows(reinterpret_cast<uint4*>(dst), base, first, cells, c0, np, row_bytes / 16, row_bytes);
+    else
+        block_copy_rows(reinterpret_cast<unsigned*>(dst), base, first, cells, c0, np, row_bytes / 4, row_bytes);
+}
+
+// The cells of a dense chunk: first, first + 1, ...
+struct DenseCells {
+    long long first;
+    __device__ long long cell(int j) const { return first + j; }
+};
+
 // Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
 // for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
 // attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
@@ -118,17 +159,18 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
 //     l over the cells in order.
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
 //     (one V element serves all of them); o stays in registers across pieces.
-__device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+//
+// `cells` maps j < n to the j-th attended cell of the chunk (in increasing order): every cell
+// of a dense chunk, or flashnext's selected ones (mk_flashnext_attention.hpp).
+template <class Cells>
+__device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
+                                        const Cells& cells, int n, float* smem) {
     const MkDims& d = P.d;
-    const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
-    const long long pos = P.pos[t];
-    if (ch > pos / mkm::kChunk) return;
+    const long long MC = P.max_chunks;
     const int group = static_cast<int>(d.n_head / d.n_head_kv);
     const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
     const int eb = static_cast<int>(d.kv_elem_bytes);
     const long long first = ch * mkm::kChunk;
-    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* qs = smem;                              // [group][hdk]
     float* sc = qs + group * hdk;                  // [group][256]
@@ -146,7 +188,7 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     const int kpiece = static_cast<int>(stage_bytes / krow);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
-        block_stage(stage, k0 + static_cast<long long>(c0) * krow, static_cast<long long>(np) * krow);
+        block_stage_rows(stage, k0, first, cells, c0, np, krow);
         __syncthreads();
         for (int j = warp; j < np; j += kMkBlockWarps) {
             const uint8_t* kr = stage + static_cast<long long>(j) * krow;
@@ -206,7 +248,7 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-        block_stage(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
+        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
@@ -253,6 +295,16 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
         const long long span = static_cast<long long>(group) * hdv;
         mkb::block_quantize(P.att + t * d.n_head * hdv + g * span, span, P.attq + (t * d.n_head * hdv + g * span) / 32);
     }
+}
+
+__device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const long long T = P.n_tokens, MC = P.max_chunks;
+    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
+    const long long pos = P.pos[t];
+    if (ch > pos / mkm::kChunk) return;
+    const long long first = ch * mkm::kChunk;
+    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+    attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, n, smem);
 }
 
 // Item g * T + t: the chunks of (g, t) combined in chunk order; warp w takes heads w, w+8, ...

@@ -5,7 +5,7 @@
 // chunk boundaries: chunk c is the chunk contract of numerics.hpp over the attended cells in
 // [256c, 256c + 256) only, a chunk without one is skipped (marked l = -1 in attn_part, which
 // no real chunk has: l >= 1), and the combine runs over the remaining chunks in chunk order.
-// The per-chunk arithmetic is the one of the first dense chunk item (now in mk_block_ops.hpp) with the
+// The per-chunk arithmetic is the megakernel's dense chunk item (mk_block_ops.hpp) with the
 // chunk's j-th attended cell in place of cell first + j, so selecting every block gives the
 // dense bits.
 #pragma once
@@ -13,6 +13,7 @@
 #include "arbor_hip.hpp"
 #include "mk_flashnext.hpp"
 #include "mk_flashnext_index.hpp"
+#include "mk_block_ops.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 
@@ -27,7 +28,7 @@ struct ChunkCells {
     long long n_sel4;
     long long run;
     long long n;
-    __device__ long long cell(long long j) const {
+    __device__ long long cell(long long j) const {  // j < n
         return j < n_sel4 ? 4 * static_cast<long long>(sel[j >> 2]) + (j & 3) : run + (j - n_sel4);
     }
 };
@@ -64,77 +65,24 @@ __device__ inline ChunkCells chunk_cells(const MkPass& P, long long t, long long
 
 }  // namespace mkf
 
-// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
-// for token t over its attended cells. Writes o[hd_v], m, l per head into attn_part.
-__device__ inline void mk_fn_attn_chunk(const MkPass& P, const MkModelStage& s, long long item, long long gwarp,
-                                        int lane) {
+// Item ((g * T) + t) * max_chunks + ch, run by a whole workgroup: chunk ch of the attention of
+// the q heads of kv head g for token t over its attended cells (mk_block_ops.hpp's chunk with
+// this cell map). Writes o[hd_v], m, l per head into attn_part; a chunk without attended cells
+// writes l = -1.
+__device__ inline void mk_fn_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const MkDims& d = P.d;
     const long long T = P.n_tokens, MC = P.max_chunks;
     const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
-    const long long pos = P.pos[t];
-    if (ch > pos / mkm::kChunk) return;
-    const long long group = d.n_head / d.n_head_kv, hdk = d.hd_k, hdv = d.hd_v, eb = d.kv_elem_bytes;
-    float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+    if (ch > P.pos[t] / mkm::kChunk) return;
     const mkf::ChunkCells cells = mkf::chunk_cells(P, t, ch);
-    const long long n = cells.n;
-    if (n == 0) {
-        if (lane == 0)
+    if (cells.n == 0) {
+        const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v;
+        float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+        if (threadIdx.x == 0)
             for (long long h = 0; h < group; ++h) part[h * (hdv + 2) + hdv + 1] = -1.0f;
         return;
     }
-    const long long first = ch * mkm::kChunk;
-    const float* q = P.q + t * d.n_head * hdk + g * group * hdk;
-    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
-    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-    float* sc = P.scores + gwarp * P.score_group * mkm::kChunk;
-    // Scores, one lane per attended cell: the contract's 32 accumulators in element order,
-    // then the combine_lanes tree, all in this lane.
-    for (long long j = lane; j < n; j += 32) {
-        const uint8_t* krow = k0 + (cells.cell(j) - first) * hdk * eb;
-        for (long long h = 0; h < group; ++h) {
-            const float dot = mkm::lane_dot(q + h * hdk, [&](long long i) { return mkm::kv_at(krow, eb, i); }, hdk);
-            sc[h * mkm::kChunk + j] = num::mul_rn(dot, d.attn_scale);
-        }
-    }
-    arbor_syncwarp();
-    for (long long h = 0; h < group; ++h) {
-        float* e = sc + h * mkm::kChunk;
-        // The chunk max (exact; a zero maximum's sign cannot change exp_f(s - m), see
-        // mk_attn_chunk), then the exponentials over the lanes and their sum in lane 0.
-        float m = e[lane < n ? lane : 0];
-        for (long long j = lane + 32; j < n; j += 32)
-            if (e[j] > m) m = e[j];
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_down(m, o);
-            if (lane + o < 32 && x > m) m = x;
-        }
-        m = mkm::bcast(m);
-        arbor_syncwarp();
-        for (long long j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
-        arbor_syncwarp();
-        float* r = part + h * (hdv + 2);
-        if (lane == 0) {
-            float l = 0.0f;
-            for (long long j = 0; j < n; ++j) l = num::add_rn(l, e[j]);
-            r[hdv] = m;
-            r[hdv + 1] = l;
-        }
-        // o[d] over the attended cells in order; lane owns d = lane + 32k (hd_v <= 256).
-        float o[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) o[k] = 0.0f;
-        for (long long j = 0; j < n; ++j) {
-            const float ej = e[j];
-            const uint8_t* vr = v0 + (cells.cell(j) - first) * hdv * eb;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-                if (lane + 32 * k < hdv) o[k] = fmaf(ej, mkm::kv_at(vr, eb, lane + 32 * k), o[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            if (lane + 32 * k < hdv) r[lane + 32 * k] = o[k];
-    }
-    arbor_syncwarp();
+    attn_chunk_cells(P, s, g, t, ch, cells, static_cast<int>(cells.n), smem);
 }
 
 // Item g * T + t: the non-empty chunks of (g, t) combined in chunk order (+ AttQ).

@@ -228,7 +228,7 @@ __device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStag
 }
 
 // One work item of a flashnext stage, run by the whole warp.
-__device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long long item, long long gwarp, int lane) {
+__device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long long item, int lane) {
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpFnEmbedHc: mk_fn_embed_hc(P, item, lane); break;
@@ -238,7 +238,6 @@ __device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long lon
     case kOpFnIdxFinish: mk_fn_idx_finish(P, s, item, lane); break;
     case kOpFnIdxScore: mk_fn_idx_score(P, s, item, lane); break;
     case kOpFnIdxSelect: mk_fn_idx_select(P, item, lane); break;
-    case kOpFnAttnChunk: mk_fn_attn_chunk(P, s, item, gwarp, lane); break;
     case kOpFnAttnCombine: mk_fn_attn_combine(P, s, item, lane); break;
     case kOpFnMatMulHcPost: mk_fn_matmul_hc_post(P, s, item, lane); break;
     case kOpFnSharedGate: mk_fn_shared_gate(P, s, item, lane); break;
@@ -252,7 +251,7 @@ __device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long lon
 // A flashnext stage: its items over all warps, round-robin. Not inlined into the megakernel,
 // so its registers are allocated on their own and the other stages keep theirs.
 __device__ __noinline__ void mk_flashnext_stage(const MkStage& st, long long gwarp, long long warps, int lane) {
-    for (long long item = gwarp; item < st.items; item += warps) mk_flashnext_item(st.op, st.model, item, gwarp, lane);
+    for (long long item = gwarp; item < st.items; item += warps) mk_flashnext_item(st.op, st.model, item, lane);
 }
 
 }  // namespace arbor::gpu

@@ -93,8 +93,6 @@ struct MkPass {
     float* he;         // [T][k][n_ff_exp]
     quant::BlockQ8A* heq;
     float* logits;     // [n_out][n_vocab]
-    float* scores;     // [warps][group][256] per-warp attention scratch (flashnext's sparse chunks)
-    long long score_group;  // group, the scratch's middle dimension
     const MkFnPass* fn;     // flashnext's weights and buffers (device memory); null otherwise
 };
 
