@@ -33,6 +33,12 @@ namespace {
 
 using gpu::MkPass;
 using gpu::MkStage;
+
+// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp).
+bool tile_type(TensorType t) {
+    return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
+           t == TensorType::Q6_K || t == TensorType::IQ4_XS;
+}
 using gpu::MkW;
 using quant::BlockQ8A;
 
@@ -504,7 +510,15 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 }
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
-            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s}); break;
+            case plan::Op::MatMulAdd:
+                if (T >= gpu::kTileTokens && tile_type(s.weight->type)) {  // many tokens: weight tiles
+                    const int64_t tiles = (s.weight->rows + gpu::kTileRows - 1) / gpu::kTileRows *
+                                          ((T + gpu::kTileTokens - 1) / gpu::kTileTokens);
+                    st.push_back({gpu::kOpMatMulAddTile, tiles, a, " tiles", &s});
+                } else {
+                    st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s});
+                }
+                break;
             case plan::Op::GatedFfn:
                 st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufH, T);

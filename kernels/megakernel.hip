@@ -12,6 +12,7 @@
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
+#include "mk_tile_ops.hpp"
 
 // Workgroups per SM/CU the compiler must leave registers for: on NVIDIA two 256-thread blocks
 // (128 registers a thread), which the two-row dots need to run without spilling.
@@ -58,11 +59,12 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                         kWaitCounter);
         break;
     default:
-        if (mk_is_block_op(st.op)) {
+        if (mk_is_block_op(st.op) || st.op == kOpMatMulAddTile) {
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
             for (long long item = gridDim.x - 1 - blockIdx.x; item < st.items; item += gridDim.x) {
-                mk_block_item(st.op, st.model, item, smem);
+                if (st.op == kOpMatMulAddTile) mk_matmul_add_tile(*st.model.pass, st.model, item, smem);
+                else mk_block_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
             }
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {

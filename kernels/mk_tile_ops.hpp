@@ -1,0 +1,124 @@
+// Tiled row dots for passes of many tokens (prefill, batched reads): a workgroup item owns a
+// tile of kTileRows weight rows x kTileTokens tokens and streams the row's sub-blocks through
+// shared memory 32 at a time, so each weight byte is read from memory once per tile instead of
+// once per token, and every operand of the inner loop is in shared memory.
+//
+// The bits are warp_dot_row's: warp w owns rows 2w and 2w+1 of the tile for all its tokens (16
+// outputs); lane j owns sub-block j of every 32-sub-block range, so over the ranges it sees
+// sub-blocks j, j+32, j+64, ... in increasing order, exactly the contract's lane chain
+// (lane_accumulate of Fmt::terms), and the shuffle tree then combines the 32 lanes as
+// combine_lanes does. Ranges start at multiples of 32 sub-blocks, which every format's block
+// (1 or 8 sub-blocks) divides, so a range is whole blocks.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_block_ops.hpp"
+#include "mk_dot.hpp"
+#include "mk_model.hpp"
+#include "mk_model_ops.hpp"
+
+namespace arbor::gpu {
+
+constexpr int kTileOut = 2 * kTileTokens;  // outputs per warp (kTileRows = 2 per warp)
+
+namespace mkt {
+
+// bytes from global src to shared dst with the whole block, loads batched ahead of stores;
+// 4-byte words when both ends and the size allow, else single bytes.
+__device__ inline void block_copy(uint8_t* dst, const uint8_t* src, long long bytes) {
+    const int tid = static_cast<int>(threadIdx.x);
+    constexpr int kU = 8;
+    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 3) == 0) {
+        const long long n = bytes / 4;
+        for (long long b = tid; b < n; b += kMkBlockThreads * kU) {
+            unsigned r[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b + u * kMkBlockThreads < n) r[u] = reinterpret_cast<const unsigned*>(src)[b + u * kMkBlockThreads];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b + u * kMkBlockThreads < n) reinterpret_cast<unsigned*>(dst)[b + u * kMkBlockThreads] = r[u];
+        }
+    } else {
+        for (long long b = tid; b < bytes; b += kMkBlockThreads * kU) {
+            uint8_t r[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b + u * kMkBlockThreads < bytes) r[u] = src[b + u * kMkBlockThreads];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b + u * kMkBlockThreads < bytes) dst[b + u * kMkBlockThreads] = r[u];
+        }
+    }
+}
+
+// The tile's 16 lane-chain accumulators of this lane over all ranges of the row.
+template <class Fmt>
+__device__ inline void tile_chains(const MkW& w, long long r0, int nr, const quant::BlockQ8A* xq, long long t0, int nt,
+                                   long long n, float* smem, float* acc) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const long long subs = n / 32;
+    constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
+    uint8_t* wsm = reinterpret_cast<uint8_t*>(smem);                       // [kTileRows][kRangeBytes]
+    quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(wsm + ((kTileRows * kRangeBytes + 15) & ~15));  // [kTileTokens][32]
+    for (long long s0 = 0; s0 < subs; s0 += 32) {
+        const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
+        const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
+        const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
+        for (int i = 0; i < nr; ++i) block_copy(wsm + i * kRangeBytes, mkm::wrow(w, r0 + i) + off, range_bytes);
+        for (int k = 0; k < nt; ++k)
+            block_copy(reinterpret_cast<uint8_t*>(xsm + k * 32), reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0),
+                       static_cast<long long>(ns) * sizeof(quant::BlockQ8A));
+        __syncthreads();
+        if (lane < ns) {
+            const int sb = lane % Fmt::kSubs;
+            const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+#pragma unroll
+            for (int o = 0; o < kTileOut; ++o) {
+                const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+                if (i >= nr || k >= nt) continue;
+                const quant::BlockQ8A& x = xsm[k * 32 + lane];
+                const quant::blocks::SubTerms t = Fmt::terms(wsm + i * kRangeBytes + blk, sb, x.q, x.sum);
+                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], t, x.d);
+            }
+        }
+        __syncthreads();  // the tile is restaged next
+    }
+}
+
+}  // namespace mkt
+
+// Item rt * ceil(T / kTileTokens) + tt: X[t][r] += W[r] . in[t] for the tile's rows and tokens
+// (MatMulAdd over a pass of many tokens; the host builds tiles only for the formats below).
+__device__ inline void mk_matmul_add_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const mkm::In in = mkm::stage_in(P, s.buf);
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
+    const long long r0 = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
+    const int nr = static_cast<int>(s.w.rows - r0 < kTileRows ? s.w.rows - r0 : kTileRows);
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[kTileOut];
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(s.w.type)) {
+    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) {
+        const float v = warp_combine(acc[o]);  // every lane takes part in the shuffles
+        const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+        if (lane == 0 && i < nr && k < nt) {
+            float* x = P.x + (t0 + k) * P.d.n_embd + r0 + i;
+            *x = num::add_rn(*x, v);
+        }
+    }
+}
+
+}  // namespace arbor::gpu
