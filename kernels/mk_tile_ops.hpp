@@ -90,7 +90,9 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
 
 // Item rt * ceil(T / kTileTokens) + tt: X[t][r] += W[r] . in[t] for the tile's rows and tokens
 // (MatMulAdd over a pass of many tokens; the host builds tiles only for the formats below).
-__device__ inline void mk_matmul_add_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+// Not inlined: its 16 accumulators and tile loop get their own register allocation instead of
+// raising the whole megakernel's spills.
+__device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const mkm::In in = mkm::stage_in(P, s.buf);
     const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
     const long long r0 = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
