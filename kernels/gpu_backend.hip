@@ -520,7 +520,15 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 }
                 break;
             case plan::Op::GatedFfn:
-                st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
+                if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
+                    T >= gpu::kTileTokens && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
+                    const int64_t rows = gpu::kTileRows / 2;
+                    st.push_back({gpu::kOpGatedFfnTile,
+                                  (c.n_ff + rows - 1) / rows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a, " tiles",
+                                  &s});
+                } else {
+                    st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
+                }
                 if (s.quantize_out) q_step(gpu::kBufH, T);
                 break;
             case plan::Op::Router: {

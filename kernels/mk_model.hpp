@@ -126,6 +126,7 @@ enum MkModelOp : int {
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
+    kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 

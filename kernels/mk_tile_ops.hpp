@@ -86,6 +86,47 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
     }
 }
 
+// The gated FFN's tile: warp w owns row r0 + w of both the gate and the up matrix (same
+// format) for the tile's tokens: acc[k] is the gate chain of token k, acc[kTileTokens + k] the
+// up chain.
+template <class Fmt>
+__device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long r0, int nr, const quant::BlockQ8A* xq,
+                                         long long t0, int nt, long long n, float* smem, float* acc) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const long long subs = n / 32;
+    constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
+    constexpr int kRows = kTileRows / 2;  // one row per warp
+    uint8_t* gsm = reinterpret_cast<uint8_t*>(smem);  // [kRows][kRangeBytes], then the up rows
+    uint8_t* usm = gsm + kRows * kRangeBytes;
+    quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(gsm + ((2 * kRows * kRangeBytes + 15) & ~15));
+    for (long long s0 = 0; s0 < subs; s0 += 32) {
+        const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
+        const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
+        const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
+        for (int i = 0; i < nr; ++i) {
+            block_copy(gsm + i * kRangeBytes, mkm::wrow(wg, r0 + i) + off, range_bytes);
+            block_copy(usm + i * kRangeBytes, mkm::wrow(wu, r0 + i) + off, range_bytes);
+        }
+        for (int k = 0; k < nt; ++k)
+            block_copy(reinterpret_cast<uint8_t*>(xsm + k * 32), reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0),
+                       static_cast<long long>(ns) * sizeof(quant::BlockQ8A));
+        __syncthreads();
+        if (lane < ns && warp < nr) {
+            const int sb = lane % Fmt::kSubs;
+            const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+#pragma unroll
+            for (int o = 0; o < 2 * kTileTokens; ++o) {
+                const int k = o % kTileTokens;
+                if (k >= nt) continue;
+                const uint8_t* wb = (o < kTileTokens ? gsm : usm) + warp * kRangeBytes + blk;
+                const quant::BlockQ8A& x = xsm[k * 32 + lane];
+                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], Fmt::terms(wb, sb, x.q, x.sum), x.d);
+            }
+        }
+        __syncthreads();
+    }
+}
+
 }  // namespace mkt
 
 // Item rt * ceil(T / kTileTokens) + tt: X[t][r] += W[r] . in[t] for the tile's rows and tokens
@@ -120,6 +161,37 @@ __device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelSt
             float* x = P.x + (t0 + k) * P.d.n_embd + r0 + i;
             *x = num::add_rn(*x, v);
         }
+    }
+}
+
+// Item rt * ceil(T / kTileTokens) + tt: H[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t]) for
+// kTileRows / 2 rows and kTileTokens tokens (gate and up of one format the host accepts).
+__device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkLayerW& L = P.layers[s.layer];
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens, n = P.d.n_embd;
+    constexpr int kRows = kTileRows / 2;
+    const long long r0 = (item / n_tt) * kRows, t0 = (item % n_tt) * kTileTokens;
+    const int nr = static_cast<int>(P.d.n_ff - r0 < kRows ? P.d.n_ff - r0 : kRows);
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[2 * kTileTokens];
+#pragma unroll
+    for (int o = 0; o < 2 * kTileTokens; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(L.gate.type)) {
+    case TensorType::Q4_0: mkt::tile_chains_gated<Q4_0>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains_gated<Q8_0>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains_gated<Q4_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains_gated<Q5_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains_gated<Q6_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains_gated<IQ4_XS>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int k = 0; k < kTileTokens; ++k) {
+        const float g = warp_combine(acc[k]);
+        const float u = warp_combine(acc[kTileTokens + k]);
+        if (lane == 0 && warp < nr && k < nt) P.h[(t0 + k) * P.d.n_ff + r0 + warp] = num::mul_rn(num::silu(g), u);
     }
 }
 
