@@ -23,31 +23,47 @@ constexpr int kTileOut = 2 * kTileTokens;  // outputs per warp (kTileRows = 2 pe
 
 namespace mkt {
 
-// bytes from global src to shared dst with the whole block, loads batched ahead of stores;
-// 4-byte words when both ends and the size allow, else single bytes.
-__device__ inline void block_copy(uint8_t* dst, const uint8_t* src, long long bytes) {
-    const int tid = static_cast<int>(threadIdx.x);
+// One range of a tile into shared memory in a single batched pass (every thread's loads before
+// its stores): for each of nm matrices its rows r0 .. r0 + nr (range_bytes from byte off; row i
+// of matrix m at wsm + (m * rows_cap + i) * row_cap), then the tokens' Q8A blocks s0 .. s0 + ns
+// (token k at xsm + 32 k). 4-byte words when every weight row piece is word-aligned, else bytes.
+__device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, int nr, long long off, long long range_bytes,
+                                  int rows_cap, int row_cap, const quant::BlockQ8A* xq, long long t0, int nt, long long subs,
+                                  long long s0, int ns, uint8_t* wsm, quant::BlockQ8A* xsm) {
+    bool words = ((off | range_bytes) & 3) == 0;
+    for (int m = 0; m < nm; ++m)
+        words = words && ((reinterpret_cast<unsigned long long>(mats[m]->data) | mats[m]->row_bytes) & 3) == 0;
+    const long long U = words ? 4 : 1;
+    const long long uw = range_bytes / U, ux = ns * static_cast<long long>(sizeof(quant::BlockQ8A)) / U;
+    const long long wtotal = static_cast<long long>(nm) * nr * uw, total = wtotal + nt * ux;
     constexpr int kU = 8;
-    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 3) == 0) {
-        const long long n = bytes / 4;
-        for (long long b = tid; b < n; b += kMkBlockThreads * kU) {
-            unsigned r[kU];
+    const int tid = static_cast<int>(threadIdx.x);
+    for (long long b = tid; b < total; b += kMkBlockThreads * kU) {
+        unsigned r[kU];
+        uint8_t* dst[kU];
 #pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b + u * kMkBlockThreads < n) r[u] = reinterpret_cast<const unsigned*>(src)[b + u * kMkBlockThreads];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b + u * kMkBlockThreads < n) reinterpret_cast<unsigned*>(dst)[b + u * kMkBlockThreads] = r[u];
+        for (int u = 0; u < kU; ++u) {
+            const long long idx = b + u * kMkBlockThreads;
+            dst[u] = nullptr;
+            if (idx >= total) continue;
+            const uint8_t* src;
+            if (idx < wtotal) {
+                const long long row = idx / uw, k = idx % uw;
+                const int m = static_cast<int>(row / nr), i = static_cast<int>(row % nr);
+                src = mkm::wrow(*mats[m], r0 + i) + off + k * U;
+                dst[u] = wsm + (static_cast<long long>(m) * rows_cap + i) * row_cap + k * U;
+            } else {
+                const long long j = idx - wtotal, k = j / ux, e = j % ux;
+                src = reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0) + e * U;
+                dst[u] = reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U;
+            }
+            r[u] = words ? *reinterpret_cast<const unsigned*>(src) : *src;
         }
-    } else {
-        for (long long b = tid; b < bytes; b += kMkBlockThreads * kU) {
-            uint8_t r[kU];
 #pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b + u * kMkBlockThreads < bytes) r[u] = src[b + u * kMkBlockThreads];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b + u * kMkBlockThreads < bytes) dst[b + u * kMkBlockThreads] = r[u];
+        for (int u = 0; u < kU; ++u) {
+            if (!dst[u]) continue;
+            if (words) *reinterpret_cast<unsigned*>(dst[u]) = r[u];
+            else *dst[u] = static_cast<uint8_t>(r[u]);
         }
     }
 }
@@ -65,10 +81,8 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
         const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
         const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
         const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
-        for (int i = 0; i < nr; ++i) block_copy(wsm + i * kRangeBytes, mkm::wrow(w, r0 + i) + off, range_bytes);
-        for (int k = 0; k < nt; ++k)
-            block_copy(reinterpret_cast<uint8_t*>(xsm + k * 32), reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0),
-                       static_cast<long long>(ns) * sizeof(quant::BlockQ8A));
+        const MkW* mats[1] = {&w};
+        stage_tile(mats, 1, r0, nr, off, range_bytes, kTileRows, kRangeBytes, xq, t0, nt, subs, s0, ns, wsm, xsm);
         __syncthreads();
         if (lane < ns) {
             const int sb = lane % Fmt::kSubs;
@@ -103,13 +117,8 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
         const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
         const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
         const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
-        for (int i = 0; i < nr; ++i) {
-            block_copy(gsm + i * kRangeBytes, mkm::wrow(wg, r0 + i) + off, range_bytes);
-            block_copy(usm + i * kRangeBytes, mkm::wrow(wu, r0 + i) + off, range_bytes);
-        }
-        for (int k = 0; k < nt; ++k)
-            block_copy(reinterpret_cast<uint8_t*>(xsm + k * 32), reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0),
-                       static_cast<long long>(ns) * sizeof(quant::BlockQ8A));
+        const MkW* mats[2] = {&wg, &wu};  // gate rows, then up rows (usm = gsm + kRows rows)
+        stage_tile(mats, 2, r0, nr, off, range_bytes, kRows, kRangeBytes, xq, t0, nt, subs, s0, ns, gsm, xsm);
         __syncthreads();
         if (lane < ns && warp < nr) {
             const int sb = lane % Fmt::kSubs;
