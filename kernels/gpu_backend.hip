@@ -496,7 +496,16 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
             case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s}); break;
             case plan::Op::QkvRope:
-                st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
+                    T >= gpu::kTileTokens && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&
+                    Lw.wq.rows % gpu::kTileRows == 0 && Lw.wk.rows % gpu::kTileRows == 0 &&
+                    Lw.wv.rows % gpu::kTileRows == 0) {
+                    st.push_back({gpu::kOpQkvDotsTile,
+                                  qkv_rows / gpu::kTileRows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a,
+                                  " dot tiles", &s});
+                } else {
+                    st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                }
                 st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, " norm+rope", &s});
                 break;
             case plan::Op::Attention:

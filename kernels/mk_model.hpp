@@ -127,6 +127,7 @@ enum MkModelOp : int {
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
     kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles
+    kOpQkvDotsTile = 27,    // QkvDots by 16-row x 8-token workgroup tiles        items: row tiles * token tiles
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 

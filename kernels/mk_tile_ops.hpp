@@ -204,4 +204,44 @@ __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelSta
     }
 }
 
+// Item rt * ceil(T / kTileTokens) + tt: rows r0 .. r0 + 16 of [Q | K | V] (each of the three
+// matrices has a multiple of kTileRows rows, checked by the host, so a tile lies in one of them)
+// for the tile's tokens, + bias, into qkv.
+__device__ __noinline__ void mk_qkv_dots_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
+    const long long r = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
+    const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
+    const float* bias = r < nq ? L.bq : r < nq + nk ? L.bk : L.bv;
+    const long long r0 = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
+    const int nr = kTileRows;
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[kTileOut];
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(w.type)) {
+    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) {
+        float v = warp_combine(acc[o]);
+        const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+        if (lane == 0 && k < nt) {
+            if (bias) v = num::add_rn(v, bias[r0 + i]);
+            P.qkv[(t0 + k) * R + r + i] = v;
+        }
+    }
+}
+
 }  // namespace arbor::gpu
