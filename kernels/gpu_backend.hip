@@ -36,6 +36,12 @@ using gpu::MkStage;
 using gpu::MkW;
 using quant::BlockQ8A;
 
+// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp).
+bool tile_type(TensorType t) {
+    return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
+           t == TensorType::Q6_K || t == TensorType::IQ4_XS;
+}
+
 std::string hip_msg(const char* what, hipError_t e) { return std::string(what) + ": " + hipGetErrorString(e); }
 
 std::string gib(double bytes) {
@@ -484,7 +490,16 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
             case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s}); break;
             case plan::Op::QkvRope:
-                st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
+                    T >= gpu::kTileTokens && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&
+                    Lw.wq.rows % gpu::kTileRows == 0 && Lw.wk.rows % gpu::kTileRows == 0 &&
+                    Lw.wv.rows % gpu::kTileRows == 0) {
+                    st.push_back({gpu::kOpQkvDotsTile,
+                                  qkv_rows / gpu::kTileRows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a,
+                                  " dot tiles", &s});
+                } else {
+                    st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                }
                 st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, " norm+rope", &s});
                 break;
             case plan::Op::Attention:
@@ -498,9 +513,25 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 }
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
-            case plan::Op::MatMulAdd: st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s}); break;
+            case plan::Op::MatMulAdd:
+                if (T >= gpu::kTileTokens && tile_type(s.weight->type)) {  // many tokens: weight tiles
+                    const int64_t tiles = (s.weight->rows + gpu::kTileRows - 1) / gpu::kTileRows *
+                                          ((T + gpu::kTileTokens - 1) / gpu::kTileTokens);
+                    st.push_back({gpu::kOpMatMulAddTile, tiles, a, " tiles", &s});
+                } else {
+                    st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s});
+                }
+                break;
             case plan::Op::GatedFfn:
-                st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
+                if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
+                    T >= gpu::kTileTokens && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
+                    const int64_t rows = gpu::kTileRows / 2;
+                    st.push_back({gpu::kOpGatedFfnTile,
+                                  (c.n_ff + rows - 1) / rows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a, " tiles",
+                                  &s});
+                } else {
+                    st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
+                }
                 if (s.quantize_out) q_step(gpu::kBufH, T);
                 break;
             case plan::Op::Router: {

@@ -12,6 +12,7 @@
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
+#include "mk_tile_ops.hpp"
 
 // Workgroups per SM/CU the compiler must leave registers for: on NVIDIA two 256-thread blocks
 // (128 registers a thread), which the two-row dots need to run without spilling.
@@ -58,11 +59,15 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                         kWaitCounter);
         break;
     default:
-        if (mk_is_block_op(st.op) || st.op == kOpFnAttnChunk) {
+        if (mk_is_block_op(st.op) || st.op == kOpFnAttnChunk || st.op == kOpMatMulAddTile || st.op == kOpGatedFfnTile ||
+            st.op == kOpQkvDotsTile) {
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
             for (long long item = gridDim.x - 1 - blockIdx.x; item < st.items; item += gridDim.x) {
                 if (st.op == kOpFnAttnChunk) mk_fn_attn_chunk_block(*st.model.pass, st.model, item, smem);
+                else if (st.op == kOpMatMulAddTile) mk_matmul_add_tile(*st.model.pass, st.model, item, smem);
+                else if (st.op == kOpGatedFfnTile) mk_gated_ffn_tile(*st.model.pass, st.model, item, smem);
+                else if (st.op == kOpQkvDotsTile) mk_qkv_dots_tile(*st.model.pass, st.model, item, smem);
                 else mk_block_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
             }

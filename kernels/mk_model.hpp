@@ -103,6 +103,10 @@ struct MkPass {
 constexpr int kMkSmemFloats = 10176;
 constexpr int kMkStageFloats = 2048;
 
+// The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
+constexpr int kTileRows = 16;
+constexpr int kTileTokens = 8;
+
 // Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
 enum MkModelOp : int {
     kOpEmbed = 10,          // X[t] = decoded embedding row                      items: T
@@ -119,6 +123,9 @@ enum MkModelOp : int {
     kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
+    kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
+    kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles
+    kOpQkvDotsTile = 27,    // QkvDots by 16-row x 8-token workgroup tiles        items: row tiles * token tiles
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 

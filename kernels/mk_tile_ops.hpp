@@ -1,0 +1,247 @@
+// Tiled row dots for passes of many tokens (prefill, batched reads): a workgroup item owns a
+// tile of kTileRows weight rows x kTileTokens tokens and streams the row's sub-blocks through
+// shared memory 32 at a time, so each weight byte is read from memory once per tile instead of
+// once per token, and every operand of the inner loop is in shared memory.
+//
+// The bits are warp_dot_row's: warp w owns rows 2w and 2w+1 of the tile for all its tokens (16
+// outputs); lane j owns sub-block j of every 32-sub-block range, so over the ranges it sees
+// sub-blocks j, j+32, j+64, ... in increasing order, exactly the contract's lane chain
+// (lane_accumulate of Fmt::terms), and the shuffle tree then combines the 32 lanes as
+// combine_lanes does. Ranges start at multiples of 32 sub-blocks, which every format's block
+// (1 or 8 sub-blocks) divides, so a range is whole blocks.
+#pragma once
+
+#include "arbor_hip.hpp"
+#include "mk_block_ops.hpp"
+#include "mk_dot.hpp"
+#include "mk_model.hpp"
+#include "mk_model_ops.hpp"
+
+namespace arbor::gpu {
+
+constexpr int kTileOut = 2 * kTileTokens;  // outputs per warp (kTileRows = 2 per warp)
+
+namespace mkt {
+
+// One range of a tile into shared memory in a single batched pass (every thread's loads before
+// its stores): for each of nm matrices its rows r0 .. r0 + nr (range_bytes from byte off; row i
+// of matrix m at wsm + (m * rows_cap + i) * row_cap), then the tokens' Q8A blocks s0 .. s0 + ns
+// (token k at xsm + 32 k). 4-byte words when every weight row piece is word-aligned, else bytes.
+__device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, int nr, long long off, long long range_bytes,
+                                  int rows_cap, int row_cap, const quant::BlockQ8A* xq, long long t0, int nt, long long subs,
+                                  long long s0, int ns, uint8_t* wsm, quant::BlockQ8A* xsm) {
+    bool words = ((off | range_bytes) & 3) == 0;
+    for (int m = 0; m < nm; ++m)
+        words = words && ((reinterpret_cast<unsigned long long>(mats[m]->data) | mats[m]->row_bytes) & 3) == 0;
+    const long long U = words ? 4 : 1;
+    const long long uw = range_bytes / U, ux = ns * static_cast<long long>(sizeof(quant::BlockQ8A)) / U;
+    const long long wtotal = static_cast<long long>(nm) * nr * uw, total = wtotal + nt * ux;
+    constexpr int kU = 8;
+    const int tid = static_cast<int>(threadIdx.x);
+    for (long long b = tid; b < total; b += kMkBlockThreads * kU) {
+        unsigned r[kU];
+        uint8_t* dst[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const long long idx = b + u * kMkBlockThreads;
+            dst[u] = nullptr;
+            if (idx >= total) continue;
+            const uint8_t* src;
+            if (idx < wtotal) {
+                const long long row = idx / uw, k = idx % uw;
+                const int m = static_cast<int>(row / nr), i = static_cast<int>(row % nr);
+                src = mkm::wrow(*mats[m], r0 + i) + off + k * U;
+                dst[u] = wsm + (static_cast<long long>(m) * rows_cap + i) * row_cap + k * U;
+            } else {
+                const long long j = idx - wtotal, k = j / ux, e = j % ux;
+                src = reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0) + e * U;
+                dst[u] = reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U;
+            }
+            r[u] = words ? *reinterpret_cast<const unsigned*>(src) : *src;
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            if (!dst[u]) continue;
+            if (words) *reinterpret_cast<unsigned*>(dst[u]) = r[u];
+            else *dst[u] = static_cast<uint8_t>(r[u]);
+        }
+    }
+}
+
+// The tile's 16 lane-chain accumulators of this lane over all ranges of the row.
+template <class Fmt>
+__device__ inline void tile_chains(const MkW& w, long long r0, int nr, const quant::BlockQ8A* xq, long long t0, int nt,
+                                   long long n, float* smem, float* acc) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const long long subs = n / 32;
+    constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
+    uint8_t* wsm = reinterpret_cast<uint8_t*>(smem);                       // [kTileRows][kRangeBytes]
+    quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(wsm + ((kTileRows * kRangeBytes + 15) & ~15));  // [kTileTokens][32]
+    for (long long s0 = 0; s0 < subs; s0 += 32) {
+        const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
+        const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
+        const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
+        const MkW* mats[1] = {&w};
+        stage_tile(mats, 1, r0, nr, off, range_bytes, kTileRows, kRangeBytes, xq, t0, nt, subs, s0, ns, wsm, xsm);
+        __syncthreads();
+        if (lane < ns) {
+            const int sb = lane % Fmt::kSubs;
+            const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+#pragma unroll
+            for (int o = 0; o < kTileOut; ++o) {
+                const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+                if (i >= nr || k >= nt) continue;
+                const quant::BlockQ8A& x = xsm[k * 32 + lane];
+                const quant::blocks::SubTerms t = Fmt::terms(wsm + i * kRangeBytes + blk, sb, x.q, x.sum);
+                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], t, x.d);
+            }
+        }
+        __syncthreads();  // the tile is restaged next
+    }
+}
+
+// The gated FFN's tile: warp w owns row r0 + w of both the gate and the up matrix (same
+// format) for the tile's tokens: acc[k] is the gate chain of token k, acc[kTileTokens + k] the
+// up chain.
+template <class Fmt>
+__device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long r0, int nr, const quant::BlockQ8A* xq,
+                                         long long t0, int nt, long long n, float* smem, float* acc) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const long long subs = n / 32;
+    constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
+    constexpr int kRows = kTileRows / 2;  // one row per warp
+    uint8_t* gsm = reinterpret_cast<uint8_t*>(smem);  // [kRows][kRangeBytes], then the up rows
+    uint8_t* usm = gsm + kRows * kRangeBytes;
+    quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(gsm + ((2 * kRows * kRangeBytes + 15) & ~15));
+    for (long long s0 = 0; s0 < subs; s0 += 32) {
+        const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
+        const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
+        const long long off = (s0 / Fmt::kSubs) * Fmt::kBytes;
+        const MkW* mats[2] = {&wg, &wu};  // gate rows, then up rows (usm = gsm + kRows rows)
+        stage_tile(mats, 2, r0, nr, off, range_bytes, kRows, kRangeBytes, xq, t0, nt, subs, s0, ns, gsm, xsm);
+        __syncthreads();
+        if (lane < ns && warp < nr) {
+            const int sb = lane % Fmt::kSubs;
+            const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+#pragma unroll
+            for (int o = 0; o < 2 * kTileTokens; ++o) {
+                const int k = o % kTileTokens;
+                if (k >= nt) continue;
+                const uint8_t* wb = (o < kTileTokens ? gsm : usm) + warp * kRangeBytes + blk;
+                const quant::BlockQ8A& x = xsm[k * 32 + lane];
+                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], Fmt::terms(wb, sb, x.q, x.sum), x.d);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+}  // namespace mkt
+
+// Item rt * ceil(T / kTileTokens) + tt: X[t][r] += W[r] . in[t] for the tile's rows and tokens
+// (MatMulAdd over a pass of many tokens; the host builds tiles only for the formats below).
+// Not inlined: its 16 accumulators and tile loop get their own register allocation instead of
+// raising the whole megakernel's spills.
+__device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const mkm::In in = mkm::stage_in(P, s.buf);
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
+    const long long r0 = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
+    const int nr = static_cast<int>(s.w.rows - r0 < kTileRows ? s.w.rows - r0 : kTileRows);
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[kTileOut];
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(s.w.type)) {
+    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(s.w, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) {
+        const float v = warp_combine(acc[o]);  // every lane takes part in the shuffles
+        const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+        if (lane == 0 && i < nr && k < nt) {
+            float* x = P.x + (t0 + k) * P.d.n_embd + r0 + i;
+            *x = num::add_rn(*x, v);
+        }
+    }
+}
+
+// Item rt * ceil(T / kTileTokens) + tt: H[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t]) for
+// kTileRows / 2 rows and kTileTokens tokens (gate and up of one format the host accepts).
+__device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkLayerW& L = P.layers[s.layer];
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens, n = P.d.n_embd;
+    constexpr int kRows = kTileRows / 2;
+    const long long r0 = (item / n_tt) * kRows, t0 = (item % n_tt) * kTileTokens;
+    const int nr = static_cast<int>(P.d.n_ff - r0 < kRows ? P.d.n_ff - r0 : kRows);
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[2 * kTileTokens];
+#pragma unroll
+    for (int o = 0; o < 2 * kTileTokens; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(L.gate.type)) {
+    case TensorType::Q4_0: mkt::tile_chains_gated<Q4_0>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains_gated<Q8_0>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains_gated<Q4_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains_gated<Q5_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains_gated<Q6_K>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains_gated<IQ4_XS>(L.gate, L.up, r0, nr, P.xq, t0, nt, n, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int k = 0; k < kTileTokens; ++k) {
+        const float g = warp_combine(acc[k]);
+        const float u = warp_combine(acc[kTileTokens + k]);
+        if (lane == 0 && warp < nr && k < nt) P.h[(t0 + k) * P.d.n_ff + r0 + warp] = num::mul_rn(num::silu(g), u);
+    }
+}
+
+// Item rt * ceil(T / kTileTokens) + tt: rows r0 .. r0 + 16 of [Q | K | V] (each of the three
+// matrices has a multiple of kTileRows rows, checked by the host, so a tile lies in one of them)
+// for the tile's tokens, + bias, into qkv.
+__device__ __noinline__ void mk_qkv_dots_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
+    const long long r = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
+    const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
+    const float* bias = r < nq ? L.bq : r < nq + nk ? L.bk : L.bv;
+    const long long r0 = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
+    const int nr = kTileRows;
+    const int nt = static_cast<int>(T - t0 < kTileTokens ? T - t0 : kTileTokens);
+    float acc[kTileOut];
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(w.type)) {
+    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(w, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
+    default: return;
+    }
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+    for (int o = 0; o < kTileOut; ++o) {
+        float v = warp_combine(acc[o]);
+        const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
+        if (lane == 0 && k < nt) {
+            if (bias) v = num::add_rn(v, bias[r0 + i]);
+            P.qkv[(t0 + k) * R + r + i] = v;
+        }
+    }
+}
+
+}  // namespace arbor::gpu
