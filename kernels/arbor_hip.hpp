@@ -69,6 +69,8 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipGetSymbolAddress cudaGetSymbolAddress
+#define HIP_SYMBOL(x) x
 
 // ---- device side: HIP's maskless warp intrinsics are full-warp operations.
 #define __shfl_xor(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))

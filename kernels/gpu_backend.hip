@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -36,8 +37,14 @@ using gpu::MkStage;
 using gpu::MkW;
 using quant::BlockQ8A;
 
-// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp).
+// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 in the
+// environment turns the tiles off (the per-token row dots then run every pass), for A/B runs.
 bool tile_type(TensorType t) {
+    static const bool off = [] {
+        const char* v = std::getenv("ARBOR_GPU_TILES");
+        return v && std::strcmp(v, "0") == 0;
+    }();
+    if (off) return false;
     return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
            t == TensorType::Q6_K || t == TensorType::IQ4_XS;
 }

@@ -8,11 +8,16 @@
 #include "gpu_runtime.hpp"
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
+#include "mk_phase.hpp"
 #include "mk_flashnext_ops.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
 #include "mk_sync.hpp"
 #include "mk_tile_ops.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
 
 // Workgroups per SM/CU the compiler must leave registers for: on NVIDIA two 256-thread blocks
 // (128 registers a thread), which the two-row dots need to run without spilling.
@@ -121,5 +126,34 @@ __global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram
 }
 
 const void* megakernel_entry() { return reinterpret_cast<const void*>(&megakernel); }
+
+bool mk_phases_arm(bool on) {
+    void *flag = nullptr, *ns = nullptr, *marks = nullptr;
+    if (hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_phase_on)) != hipSuccess ||
+        hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_phase_ns)) != hipSuccess ||
+        hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_phase_marks)) != hipSuccess)
+        return false;
+    const unsigned v = on ? 1u : 0u;
+    return hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
+           hipMemset(marks, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
+           hipMemcpy(flag, &v, sizeof v, hipMemcpyHostToDevice) == hipSuccess;
+}
+
+void mk_phases_read(std::vector<std::string>& rows, int grid) {
+    void *ns = nullptr, *marks = nullptr;
+    unsigned long long t[kMkPhases] = {}, m[kMkPhases] = {};
+    if (hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_phase_ns)) != hipSuccess ||
+        hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_phase_marks)) != hipSuccess ||
+        hipMemcpy(t, ns, sizeof t, hipMemcpyDeviceToHost) != hipSuccess ||
+        hipMemcpy(m, marks, sizeof m, hipMemcpyDeviceToHost) != hipSuccess)
+        return;
+    for (int p = 0; p < kMkPhases; ++p) {
+        if (m[p] == 0) continue;
+        char row[200];
+        std::snprintf(row, sizeof row, "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)",
+                      kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p]);
+        rows.push_back(row);
+    }
+}
 
 }  // namespace arbor::gpu

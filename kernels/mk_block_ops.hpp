@@ -15,6 +15,7 @@
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
+#include "mk_phase.hpp"
 #include "model/numerics.hpp"
 
 namespace arbor::gpu {
@@ -109,18 +110,20 @@ template <class W, class Cells>
 __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long first, const Cells& cells, int c0, int np,
                                        int wpr, int row_bytes) {
     constexpr int kU = 8;
-    const long long n = static_cast<long long>(np) * wpr;
-    for (long long b = threadIdx.x; b < n; b += kMkBlockThreads * kU) {
+    const int n = np * wpr;  // at most 256 cells x 64 words
+    for (int b = static_cast<int>(threadIdx.x); b < n; b += kMkBlockThreads * kU) {
         W r[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
-            const long long i = b + u * kMkBlockThreads;
-            if (i < n)
-                r[u] = reinterpret_cast<const W*>(base + (cells.cell(c0 + static_cast<int>(i / wpr)) - first) * row_bytes)[i % wpr];
+            const int i = b + u * kMkBlockThreads;
+            if (i < n) {
+                const int j = i / wpr;  // 32-bit: a 64-bit division per word cost more than the copy
+                r[u] = reinterpret_cast<const W*>(base + (cells.cell(c0 + j) - first) * row_bytes)[i - j * wpr];
+            }
         }
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
-            const long long i = b + u * kMkBlockThreads;
+            const int i = b + u * kMkBlockThreads;
             if (i < n) dst[i] = r[u];
         }
     }
@@ -143,6 +146,12 @@ struct DenseCells {
     __device__ long long cell(int j) const { return first + j; }
 };
 
+// A dense chunk's rows are contiguous: one flat copy, no per-word cell lookup.
+__device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long, const DenseCells&, int c0, int np,
+                                        int row_bytes) {
+    block_stage(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
+}
+
 // Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
 // for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
 // attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
@@ -162,8 +171,11 @@ struct DenseCells {
 //
 // `cells` maps j < n to the j-th attended cell of the chunk (in increasing order): every cell
 // of a dense chunk, or flashnext's selected ones (mk_flashnext_attention.hpp).
+//
+// Not inlined: its own register allocation (inlined into the megakernel entry its loops ran
+// far slower than their instruction counts).
 template <class Cells>
-__device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
+__device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
                                         const Cells& cells, int n, float* smem) {
     const MkDims& d = P.d;
     const long long MC = P.max_chunks;
@@ -179,7 +191,9 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
     const long long stage_bytes = (static_cast<long long>(kMkSmemFloats) - (stage - reinterpret_cast<uint8_t*>(smem)) / 4) * 4;
     const float* qg = P.q + t * d.n_head * hdk + g * group * hdk;
+    PhaseClock pc;
     for (int i = tid; i < group * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
 
@@ -190,22 +204,40 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
         block_stage_rows(stage, k0, first, cells, c0, np, krow);
         __syncthreads();
+        pc.mark(kPhAttnKStage);
         for (int j = warp; j < np; j += kMkBlockWarps) {
             const uint8_t* kr = stage + static_cast<long long>(j) * krow;
             float kv[8];
 #pragma unroll
             for (int c = 0; c < 8; ++c) kv[c] = lane + 32 * c < hdk ? mkm::kv_at(kr, eb, lane + 32 * c) : 0.0f;
-            for (int h = 0; h < group; ++h) {
-                const float* qh = qs + h * hdk;
-                float acc = 0.0f;
+            // Eight heads at a time: their lane chains, then their shuffle trees level by level
+            // (warp_combine's tree for each; the eight are independent, so their latencies
+            // overlap instead of adding up head after head).
+            for (int h0 = 0; h0 < group; h0 += 8) {
+                float acc[8];
 #pragma unroll
-                for (int c = 0; c < 8; ++c)
-                    if (lane + 32 * c < hdk) acc = fmaf(qh[lane + 32 * c], kv[c], acc);
-                acc = warp_combine(acc);
-                if (lane == 0) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(acc, d.attn_scale);
+                for (int u = 0; u < 8; ++u) {
+                    acc[u] = 0.0f;
+                    if (h0 + u >= group) continue;
+                    const float* qh = qs + (h0 + u) * hdk;
+#pragma unroll
+                    for (int c = 0; c < 8; ++c)
+                        if (lane + 32 * c < hdk) acc[u] = fmaf(qh[lane + 32 * c], kv[c], acc[u]);
+                }
+#pragma unroll
+                for (int sh = 16; sh >= 1; sh >>= 1) {
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) acc[u] = quant::blocks::add_rn(acc[u], __shfl_down(acc[u], sh));
+                }
+                if (lane == 0) {
+#pragma unroll
+                    for (int u = 0; u < 8; ++u)
+                        if (h0 + u < group) sc[(h0 + u) * mkm::kChunk + c0 + j] = num::mul_rn(acc[u], d.attn_scale);
+                }
             }
         }
         __syncthreads();  // the stage is reloaded next
+        pc.mark(kPhAttnScores);
     }
 
     // 3. max, exponentials and l per head
@@ -237,6 +269,8 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
         }
     }
 
+    pc.mark(kPhAttnSoftmax);
+
     // 4. o over the cells in order, V piece by piece
     const int slices = kMkBlockThreads / hdv;  // hdv <= 256 (host check)
     const int dd = tid % hdv, slice = tid / hdv;
@@ -250,9 +284,29 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
         block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
+        pc.mark(kPhAttnVStage);
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
-            for (int j = 0; j < np; ++j) {
+            int j = 0;
+            // Four cells at a time: their V elements and weights are loaded together, then
+            // each head's o takes the four cells in order.
+            for (; j + 4 <= np; j += 4) {
+                float v4[4];
+#pragma unroll
+                for (int u = 0; u < 4; ++u) v4[u] = mkm::kv_at(vcol + static_cast<long long>(j + u) * vrow, eb, 0);
+#pragma unroll
+                for (int k = 0; k < kMaxHeads; ++k) {
+                    const int h = slice + k * slices;
+                    if (h >= group) continue;
+                    const float* e = sc + h * mkm::kChunk + c0 + j;
+                    const float e0 = e[0], e1 = e[1], e2 = e[2], e3 = e[3];
+                    o[k] = fmaf(e0, v4[0], o[k]);
+                    o[k] = fmaf(e1, v4[1], o[k]);
+                    o[k] = fmaf(e2, v4[2], o[k]);
+                    o[k] = fmaf(e3, v4[3], o[k]);
+                }
+            }
+            for (; j < np; ++j) {
                 const float vj = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, 0);
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
@@ -261,6 +315,7 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
                 }
             }
         }
+        pc.mark(kPhAttnO);
     }
     if (slice < slices) {
         if (s.direct) {
@@ -295,6 +350,7 @@ __device__ inline void attn_chunk_cells(const MkPass& P, const MkModelStage& s, 
         const long long span = static_cast<long long>(group) * hdv;
         mkb::block_quantize(P.att + t * d.n_head * hdv + g * span, span, P.attq + (t * d.n_head * hdv + g * span) / 32);
     }
+    pc.mark(kPhAttnWrite);
 }
 
 __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {

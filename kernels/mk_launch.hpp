@@ -13,6 +13,10 @@
 namespace arbor::gpu {
 
 const void* megakernel_entry();
+// The phase clocks of mk_phase.hpp: zeroed and switched on (or off) for the next passes; read
+// back as profile rows ("phase NAME  total/marks").
+bool mk_phases_arm(bool on);
+void mk_phases_read(std::vector<std::string>& rows, int grid);
 
 class MkRuntime {
 public:
@@ -34,6 +38,7 @@ private:
     int max_events_ = 0;
     int grid_ = 0, block_ = 256;
     bool cooperative_ = false;
+    bool phases_on_ = false;  // the phase clocks were armed for the last pass
     std::string device_name_;
 };
 

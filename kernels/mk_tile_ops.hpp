@@ -16,6 +16,7 @@
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
+#include "mk_phase.hpp"
 
 namespace arbor::gpu {
 
@@ -33,27 +34,29 @@ __device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, 
     bool words = ((off | range_bytes) & 3) == 0;
     for (int m = 0; m < nm; ++m)
         words = words && ((reinterpret_cast<unsigned long long>(mats[m]->data) | mats[m]->row_bytes) & 3) == 0;
-    const long long U = words ? 4 : 1;
-    const long long uw = range_bytes / U, ux = ns * static_cast<long long>(sizeof(quant::BlockQ8A)) / U;
-    const long long wtotal = static_cast<long long>(nm) * nr * uw, total = wtotal + nt * ux;
+    // 32-bit index arithmetic: a tile range is at most 2 x 16 rows x 1088 bytes plus 8 x 32
+    // blocks, and a 64-bit division per word cost more than the copy itself.
+    const int U = words ? 4 : 1;
+    const int uw = static_cast<int>(range_bytes) / U, ux = ns * static_cast<int>(sizeof(quant::BlockQ8A)) / U;
+    const int wtotal = nm * nr * uw, total = wtotal + nt * ux;
     constexpr int kU = 8;
     const int tid = static_cast<int>(threadIdx.x);
-    for (long long b = tid; b < total; b += kMkBlockThreads * kU) {
+    for (int b = tid; b < total; b += kMkBlockThreads * kU) {
         unsigned r[kU];
         uint8_t* dst[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
-            const long long idx = b + u * kMkBlockThreads;
+            const int idx = b + u * kMkBlockThreads;
             dst[u] = nullptr;
             if (idx >= total) continue;
             const uint8_t* src;
             if (idx < wtotal) {
-                const long long row = idx / uw, k = idx % uw;
-                const int m = static_cast<int>(row / nr), i = static_cast<int>(row % nr);
-                src = mkm::wrow(*mats[m], r0 + i) + off + k * U;
-                dst[u] = wsm + (static_cast<long long>(m) * rows_cap + i) * row_cap + k * U;
+                const int row = idx / uw, k = idx - row * uw;
+                const int m = row / nr, i = row - m * nr;
+                src = mkm::wrow(*mats[m], r0 + i) + off + static_cast<long long>(k) * U;
+                dst[u] = wsm + (m * rows_cap + i) * row_cap + k * U;
             } else {
-                const long long j = idx - wtotal, k = j / ux, e = j % ux;
+                const int j = idx - wtotal, k = j / ux, e = j - k * ux;
                 src = reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0) + e * U;
                 dst[u] = reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U;
             }
@@ -77,6 +80,7 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
     constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
     uint8_t* wsm = reinterpret_cast<uint8_t*>(smem);                       // [kTileRows][kRangeBytes]
     quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(wsm + ((kTileRows * kRangeBytes + 15) & ~15));  // [kTileTokens][32]
+    PhaseClock pc;
     for (long long s0 = 0; s0 < subs; s0 += 32) {
         const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
         const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
@@ -84,6 +88,7 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
         const MkW* mats[1] = {&w};
         stage_tile(mats, 1, r0, nr, off, range_bytes, kTileRows, kRangeBytes, xq, t0, nt, subs, s0, ns, wsm, xsm);
         __syncthreads();
+        pc.mark(kPhTileStage);
         if (lane < ns) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
@@ -97,6 +102,7 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
             }
         }
         __syncthreads();  // the tile is restaged next
+        pc.mark(kPhTileDots);
     }
 }
 
@@ -113,6 +119,7 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
     uint8_t* gsm = reinterpret_cast<uint8_t*>(smem);  // [kRows][kRangeBytes], then the up rows
     uint8_t* usm = gsm + kRows * kRangeBytes;
     quant::BlockQ8A* xsm = reinterpret_cast<quant::BlockQ8A*>(gsm + ((2 * kRows * kRangeBytes + 15) & ~15));
+    PhaseClock pc;
     for (long long s0 = 0; s0 < subs; s0 += 32) {
         const int ns = static_cast<int>(subs - s0 < 32 ? subs - s0 : 32);
         const long long range_bytes = static_cast<long long>(ns / Fmt::kSubs) * Fmt::kBytes;
@@ -120,6 +127,7 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
         const MkW* mats[2] = {&wg, &wu};  // gate rows, then up rows (usm = gsm + kRows rows)
         stage_tile(mats, 2, r0, nr, off, range_bytes, kRows, kRangeBytes, xq, t0, nt, subs, s0, ns, gsm, xsm);
         __syncthreads();
+        pc.mark(kPhTileStage);
         if (lane < ns && warp < nr) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
@@ -133,6 +141,7 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
             }
         }
         __syncthreads();
+        pc.mark(kPhTileDots);
     }
 }
 

@@ -1,0 +1,59 @@
+// Phase clocks inside workgroup items, for `bench --profile`: where an item's time goes
+// (staging, dot products, softmax, ...), summed over every workgroup into one counter per phase.
+// Off unless the profiler turns them on for a pass (one global flag the items read once); on,
+// each mark is a workgroup barrier plus one wall-clock read and one atomic add by thread 0, so
+// profiled passes run slightly slower and only the shares are meaningful. Only megakernel.hip
+// includes this header (the counters live in its module).
+#pragma once
+
+#include "arbor_hip.hpp"
+
+namespace arbor::gpu {
+
+enum MkPhase : int {
+    kPhAttnQ,        // attention chunk: q of the group's heads into shared memory
+    kPhAttnKStage,   // K rows into shared memory
+    kPhAttnScores,   // q . k per cell and head (warp per cell, shuffle tree)
+    kPhAttnSoftmax,  // chunk max, exponentials, l
+    kPhAttnVStage,   // V rows into shared memory
+    kPhAttnO,        // o over the cells
+    kPhAttnWrite,    // o, m, l (or the direct result and its Q8A blocks) out
+    kPhTileStage,    // prefill tiles: weight rows and Q8A blocks into shared memory
+    kPhTileDots,     // prefill tiles: the lane chains
+    kPhTileOut,      // prefill tiles: shuffle trees and stores
+    kMkPhases
+};
+
+inline const char* const kMkPhaseNames[kMkPhases] = {
+    "attn chunk: q",     "attn chunk: K stage",  "attn chunk: scores",  "attn chunk: softmax",
+    "attn chunk: V stage", "attn chunk: o",      "attn chunk: write",   "tile: stage",
+    "tile: dots",        "tile: out"};
+
+__device__ unsigned mk_phase_on;
+__device__ unsigned long long mk_phase_ns[kMkPhases];
+__device__ unsigned long long mk_phase_marks[kMkPhases];
+
+// Workgroup-uniform: every thread of the item creates one and marks the same phases.
+struct PhaseClock {
+    bool on;
+    unsigned long long t;
+    __device__ PhaseClock() : on(*const_cast<volatile unsigned*>(&mk_phase_on) != 0), t(0) {
+        if (on) {
+            __syncthreads();
+            t = arbor_wall_ns();
+        }
+    }
+    // The time since the previous mark (or the start) goes to phase p.
+    __device__ void mark(int p) {
+        if (!on) return;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const unsigned long long now = arbor_wall_ns();
+            atomicAdd(&mk_phase_ns[p], now - t);
+            atomicAdd(&mk_phase_marks[p], 1ull);
+            t = now;
+        }
+    }
+};
+
+}  // namespace arbor::gpu
