@@ -6,7 +6,7 @@
 // The bits are warp_dot_row's: warp w owns rows 2w and 2w+1 of the tile for all its tokens (16
 // outputs); lane j owns sub-block j of every 32-sub-block range, so over the ranges it sees
 // sub-blocks j, j+32, j+64, ... in increasing order, exactly the contract's lane chain
-// (lane_accumulate of Fmt::terms), and the shuffle tree then combines the 32 lanes as
+// (lane_accumulate of Fmt::terms, computed as quant_blocks_packed.hpp's apply of unpack), and the shuffle tree then combines the 32 lanes as
 // combine_lanes does. Ranges start at multiples of 32 sub-blocks, which every format's block
 // (1 or 8 sub-blocks) divides, so a range is whole blocks.
 #pragma once
@@ -27,22 +27,21 @@ namespace mkt {
 // One range of a tile into shared memory in a single batched pass (every thread's loads before
 // its stores): for each of nm matrices its rows r0 .. r0 + nr (range_bytes from byte off; row i
 // of matrix m at wsm + (m * rows_cap + i) * row_cap), then the tokens' Q8A blocks s0 .. s0 + ns
-// (token k at xsm + 32 k). 4-byte words when every weight row piece is word-aligned, else bytes.
-__device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, int nr, long long off, long long range_bytes,
-                                  int rows_cap, int row_cap, const quant::BlockQ8A* xq, long long t0, int nt, long long subs,
-                                  long long s0, int ns, uint8_t* wsm, quant::BlockQ8A* xsm) {
-    bool words = ((off | range_bytes) & 3) == 0;
-    for (int m = 0; m < nm; ++m)
-        words = words && ((reinterpret_cast<unsigned long long>(mats[m]->data) | mats[m]->row_bytes) & 3) == 0;
-    // 32-bit index arithmetic: a tile range is at most 2 x 16 rows x 1088 bytes plus 8 x 32
-    // blocks, and a 64-bit division per word cost more than the copy itself.
-    const int U = words ? 4 : 1;
+// (token k at xsm + 32 k), in words of W. 32-bit index arithmetic: a tile range is at most
+// 2 x 16 rows x 1088 bytes plus 8 x 32 blocks, and a 64-bit division per word cost more than the
+// copy itself.
+template <class W>
+__device__ inline void stage_tile_words(const MkW* const* mats, int nm, long long r0, int nr, long long off,
+                                        long long range_bytes, int rows_cap, int row_cap, const quant::BlockQ8A* xq,
+                                        long long t0, int nt, long long subs, long long s0, int ns, uint8_t* wsm,
+                                        quant::BlockQ8A* xsm) {
+    constexpr int U = sizeof(W);
     const int uw = static_cast<int>(range_bytes) / U, ux = ns * static_cast<int>(sizeof(quant::BlockQ8A)) / U;
     const int wtotal = nm * nr * uw, total = wtotal + nt * ux;
     constexpr int kU = 8;
     const int tid = static_cast<int>(threadIdx.x);
     for (int b = tid; b < total; b += kMkBlockThreads * kU) {
-        unsigned r[kU];
+        W r[kU];
         uint8_t* dst[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
@@ -60,15 +59,32 @@ __device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, 
                 src = reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0) + e * U;
                 dst[u] = reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U;
             }
-            r[u] = words ? *reinterpret_cast<const unsigned*>(src) : *src;
+            r[u] = *reinterpret_cast<const W*>(src);
         }
 #pragma unroll
-        for (int u = 0; u < kU; ++u) {
-            if (!dst[u]) continue;
-            if (words) *reinterpret_cast<unsigned*>(dst[u]) = r[u];
-            else *dst[u] = static_cast<uint8_t>(r[u]);
-        }
+        for (int u = 0; u < kU; ++u)
+            if (dst[u]) *reinterpret_cast<W*>(dst[u]) = r[u];
     }
+}
+
+// stage_tile_words with the widest word (16, 4 or 1 bytes) that every source and destination
+// offset allows: the weight rows' data, row and range offsets, the staged row stride, and the
+// Q8A rows (40-byte blocks; the shared arena is 16-byte aligned).
+__device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, int nr, long long off, long long range_bytes,
+                                  int rows_cap, int row_cap, const quant::BlockQ8A* xq, long long t0, int nt, long long subs,
+                                  long long s0, int ns, uint8_t* wsm, quant::BlockQ8A* xsm) {
+    constexpr long long kQ = sizeof(quant::BlockQ8A);
+    unsigned long long bits = static_cast<unsigned long long>(off | range_bytes | row_cap);
+    bits |= reinterpret_cast<unsigned long long>(xq) | static_cast<unsigned long long>(subs * kQ) |
+            static_cast<unsigned long long>(s0 * kQ) | static_cast<unsigned long long>(ns * kQ);
+    for (int m = 0; m < nm; ++m)
+        bits |= reinterpret_cast<unsigned long long>(mats[m]->data) | static_cast<unsigned long long>(mats[m]->row_bytes);
+    if ((bits & 15) == 0)
+        stage_tile_words<uint4>(mats, nm, r0, nr, off, range_bytes, rows_cap, row_cap, xq, t0, nt, subs, s0, ns, wsm, xsm);
+    else if ((bits & 3) == 0)
+        stage_tile_words<unsigned>(mats, nm, r0, nr, off, range_bytes, rows_cap, row_cap, xq, t0, nt, subs, s0, ns, wsm, xsm);
+    else
+        stage_tile_words<uint8_t>(mats, nm, r0, nr, off, range_bytes, rows_cap, row_cap, xq, t0, nt, subs, s0, ns, wsm, xsm);
 }
 
 // The tile's 16 lane-chain accumulators of this lane over all ranges of the row.
@@ -76,6 +92,7 @@ template <class Fmt>
 __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const quant::BlockQ8A* xq, long long t0, int nt,
                                    long long n, float* smem, float* acc) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    static_assert(quant::blocks::Packed<Fmt>::kHas, "the tiles take the packed formats");
     const long long subs = n / 32;
     constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
     uint8_t* wsm = reinterpret_cast<uint8_t*>(smem);                       // [kTileRows][kRangeBytes]
@@ -92,13 +109,21 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
         if (lane < ns) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+            // Each of the warp's two rows' sub-blocks is unpacked once and applied to every
+            // token of the tile (staged rows start at multiples of kRangeBytes in the 16-byte
+            // aligned arena, which keeps every format's packed alignment).
 #pragma unroll
-            for (int o = 0; o < kTileOut; ++o) {
-                const int i = 2 * warp + o / kTileTokens, k = o % kTileTokens;
-                if (i >= nr || k >= nt) continue;
-                const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                const quant::blocks::SubTerms t = Fmt::terms(wsm + i * kRangeBytes + blk, sb, x.q, x.sum);
-                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], t, x.d);
+            for (int ii = 0; ii < 2; ++ii) {
+                const int i = 2 * warp + ii;
+                if (i >= nr) continue;
+                const quant::blocks::PackedSub p = quant::blocks::Packed<Fmt>::unpack(wsm + i * kRangeBytes + blk, sb);
+#pragma unroll
+                for (int k = 0; k < kTileTokens; ++k) {
+                    if (k >= nt) continue;
+                    const quant::BlockQ8A& x = xsm[k * 32 + lane];
+                    float& a = acc[ii * kTileTokens + k];
+                    a = quant::blocks::lane_accumulate<Fmt::kHasMin>(a, quant::blocks::Packed<Fmt>::apply(p, x.q, x.sum), x.d);
+                }
             }
         }
         __syncthreads();  // the tile is restaged next
@@ -113,6 +138,7 @@ template <class Fmt>
 __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long r0, int nr, const quant::BlockQ8A* xq,
                                          long long t0, int nt, long long n, float* smem, float* acc) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    static_assert(quant::blocks::Packed<Fmt>::kHas, "the tiles take the packed formats");
     const long long subs = n / 32;
     constexpr int kRangeBytes = (32 / Fmt::kSubs) * Fmt::kBytes;
     constexpr int kRows = kTileRows / 2;  // one row per warp
@@ -131,13 +157,15 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
         if (lane < ns && warp < nr) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
+            const quant::blocks::PackedSub pg = quant::blocks::Packed<Fmt>::unpack(gsm + warp * kRangeBytes + blk, sb);
+            const quant::blocks::PackedSub pu = quant::blocks::Packed<Fmt>::unpack(usm + warp * kRangeBytes + blk, sb);
 #pragma unroll
-            for (int o = 0; o < 2 * kTileTokens; ++o) {
-                const int k = o % kTileTokens;
+            for (int k = 0; k < kTileTokens; ++k) {
                 if (k >= nt) continue;
-                const uint8_t* wb = (o < kTileTokens ? gsm : usm) + warp * kRangeBytes + blk;
                 const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                acc[o] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[o], Fmt::terms(wb, sb, x.q, x.sum), x.d);
+                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], quant::blocks::Packed<Fmt>::apply(pg, x.q, x.sum), x.d);
+                acc[kTileTokens + k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                    acc[kTileTokens + k], quant::blocks::Packed<Fmt>::apply(pu, x.q, x.sum), x.d);
             }
         }
         __syncthreads();
