@@ -45,7 +45,8 @@ Status BenchRunner::prepare_park_files() {
             // is what counts here).
             ParkSlot f;
             f.depth = r.depth;
-            f.path = park_dir_ + "/arbor-bench-" + std::to_string(::getpid()) + "-" + std::to_string(r.depth) + ".park";
+            f.path = park_dir_ + "/arbor-bench-" + (keep_park_ ? std::string() : std::to_string(::getpid()) + "-") +
+                     std::to_string(r.depth) + ".park";
             f.contents.tokens.assign(ids0_.begin(), ids0_.begin() + std::ptrdiff_t(r.depth));
             Sampler sampler(SamplerParams{}, n_vocab);
             sampler.accept(f.contents.tokens);
@@ -64,6 +65,12 @@ Status BenchRunner::prepare_park_files() {
         runs_[i].file_bytes = bytes.value();
     }
     return {};
+}
+
+std::vector<std::string> BenchRunner::park_paths() const {
+    std::vector<std::string> p;
+    for (const ParkSlot& f : park_files_) p.push_back(f.path);
+    return p;
 }
 
 void BenchRunner::remove_park_files() {
@@ -128,6 +135,7 @@ Status BenchRunner::check_wake(size_t i) {
         return s;
     };
     WakeCheck c;
+    c.reference = context_file_;
     c.restored_cells = seqs_[i][0]->size();
     c.recomputed_cells = 0;  // read_park_file evaluates nothing (the row's passes_per_rep shows 0)
     const auto never = contexts_[0]->fork(r.depth);

@@ -54,7 +54,8 @@ const RowStats* reprefill_at(const std::vector<RowStats>& rows, int64_t depth) {
 
 // The park and wake rows against re-prefill, and what each wake row checked.
 std::string park_section(const BenchInfo& info, const std::vector<RowStats>& rows) {
-    std::string t = "\npark and wake against re-prefill (park files in " + info.park_dir + ", removed at exit):\n";
+    std::string t = "\npark and wake against re-prefill (park files in " + info.park_dir +
+                    (info.park_kept ? ", kept" : ", removed at exit") + "):\n";
     char line[256];
     std::snprintf(line, sizeof line, "%-20s %10s %10s %10s %16s %14s\n", "row", "p50 ms", "file MiB", "MiB/s",
                   "reprefill p50 ms", "reprefill/row");
@@ -73,8 +74,11 @@ std::string park_section(const BenchInfo& info, const std::vector<RowStats>& row
             checks += r.spec.name + ": restored " + std::to_string(c->restored_cells) + " cells, recomputed " +
                       std::to_string(c->recomputed_cells) + "; the next step's logits are " +
                       (c->logits_identical ? "bit-identical to" : "NOT identical to") +
-                      " the never-parked context's (that step: " + fmt("%.2f", c->first_step_ms) + " ms woken, " +
-                      fmt("%.2f", c->first_step_ms_never_parked) + " ms never parked)\n";
+                      (c->reference.empty() ? std::string(" the never-parked context's")
+                                            : " those of the context woken from " + c->reference) +
+                      " (that step: " + fmt("%.2f", c->first_step_ms) + " ms woken, " +
+                      fmt("%.2f", c->first_step_ms_never_parked) +
+                      (c->reference.empty() ? " ms never parked)\n" : " ms on that context)\n");
     }
     return t + checks;
 }
@@ -180,6 +184,8 @@ json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows
     o["context_build_s"] = info.context_build_s;
     o["kv_cache_bytes"] = static_cast<unsigned long long>(info.kv_cache_bytes);
     o["park_dir"] = info.park_dir.empty() ? Value(nullptr) : Value(info.park_dir);
+    o["park_files_kept"] = info.park_kept;
+    o["context_woken_from"] = info.context_file.empty() ? Value(nullptr) : Value(info.context_file);
     Value list = Value::array();
     for (const RowStats& r : rows) {
         Value j = Value::object();
@@ -221,6 +227,7 @@ json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows
             w["logits_bit_identical"] = c->logits_identical;
             w["first_step_ms"] = c->first_step_ms;
             w["first_step_ms_never_parked"] = c->first_step_ms_never_parked;
+            w["reference_woken_from"] = c->reference.empty() ? Value(nullptr) : Value(c->reference);
             j["wake_check"] = std::move(w);
         } else {
             j["wake_check"] = Value(nullptr);

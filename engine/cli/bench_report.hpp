@@ -52,6 +52,8 @@ struct BenchInfo {
     std::vector<std::string> profile;  // the profiled pass's table (--profile)
     std::string profile_row;
     std::string park_dir;  // where park and wake rows kept their files (empty: no such rows)
+    bool park_kept = false;    // --keep-park: the files stay after the run
+    std::string context_file;  // --context: context 0 was woken from this park file
 };
 
 std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows);

@@ -59,7 +59,7 @@ BenchRunner::BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t ma
 BenchRunner::~BenchRunner() {
     seqs_.clear();  // forks release their pages before the contexts and the cache go
     contexts_.clear();
-    remove_park_files();
+    if (!keep_park_) remove_park_files();
 }
 
 Status BenchRunner::prepare(const std::function<void(const std::string&)>& progress) {
@@ -70,6 +70,17 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
 
     for (size_t k = 0; k < depth.size(); ++k) {
         auto seq = std::make_unique<KvSequence>(cache_, capacity_);
+        if (k == 0 && !context_file_.empty()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            if (auto s = wake_context(*seq, depth[0]); !s) return s;
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            char line[160];
+            std::snprintf(line, sizeof line, "context 1/%zu: %lld cells woken in %.2f s from ", depth.size(),
+                          (long long)depth[0], secs);
+            if (progress) progress(line + context_file_ + " (not prefilled)");
+            contexts_.push_back(std::move(seq));
+            continue;
+        }
         uint64_t state = seed_ ^ (0x9e3779b97f4a7c15ULL * (k + 1));
         auto ids = random_tokens(state, depth[k], c.n_vocab);
         const auto t0 = std::chrono::steady_clock::now();
@@ -111,6 +122,20 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
         }
     }
     return prepare_park_files();
+}
+
+Status BenchRunner::wake_context(KvSequence& seq, int64_t depth) {
+    const std::string& path = context_file_;
+    auto read = read_park_file(path, backend_.model(), cache_->layout().type, seq);
+    if (!read) return make_error("--context " + path + ": " + read.message());
+    const int64_t held = int64_t(read.value().contents.tokens.size());
+    if (held != depth)
+        return make_error("--context " + path + ": it holds " + std::to_string(held) +
+                          " cells, and context 0 must have the deepest row's " + std::to_string(depth));
+    if (!read.value().cells_restored)
+        return make_error("--context " + path + ": its cells were not restored (" + read.value().problem + ")");
+    ids0_ = read.value().contents.tokens;
+    return {};
 }
 
 Status BenchRunner::prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,

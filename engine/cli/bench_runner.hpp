@@ -29,6 +29,13 @@
 //   reprefill@D: untimed: a fresh empty sequence. Timed: context 0's first D token ids in eval
 //                calls of max_batch_tokens, no logits but the last call's (what a wake that
 //                falls back to re-prefilling computes).
+//
+// Deep park rows take long: at 32k cells the context build and the reprefill row are two full
+// prefills. Two options split them over two runs (two device calls, for instance):
+//   keep_park:    park files are kept at exit, named by depth only (arbor-bench-D.park);
+//   context_file: context 0 is woken from such a file instead of being built (its tokens become
+//                 context 0's ids; the file must hold exactly the deepest row's cells). wake@D's
+//                 check then compares with that woken context, not with a never-parked one.
 #pragma once
 
 #include "bench_rows.hpp"
@@ -61,6 +68,7 @@ struct WakeCheck {
     bool logits_identical = false;
     double first_step_ms = 0;               // one decode step of the woken sequence
     double first_step_ms_never_parked = 0;  // the same step of the never-parked context
+    std::string reference;                  // non-empty: context 0 was woken from this file instead
 };
 
 struct RowRun {
@@ -82,7 +90,13 @@ public:
     // park_dir: where park and wake rows keep their park files.
     BenchRunner(Backend& backend, std::vector<RowSpec> rows, int64_t max_batch_tokens, uint64_t seed,
                 std::string park_dir = {});
-    ~BenchRunner();  // removes the park files
+    ~BenchRunner();  // removes the park files (unless kept)
+
+    // See the header comment; both before prepare().
+    void keep_park_files(bool keep) { keep_park_ = keep; }
+    void wake_context_from(std::string path) { context_file_ = std::move(path); }
+    // The park files written (kept at exit when keep_park_files(true)).
+    std::vector<std::string> park_paths() const;
 
     // Makes the KV cache, builds the contexts and forks each row's sequences. `progress` gets one
     // line per context built.
@@ -108,6 +122,8 @@ private:
     };
 
     Status reset_row(size_t i, int64_t n_new);
+    // Context 0 from context_file_: read_park_file into seq, truncated to depth; sets ids0_.
+    Status wake_context(KvSequence& seq, int64_t depth);
     // Evaluates ids into seq in passes of max_batch_ tokens, logits (into out_) only for the
     // last token of the last pass when `logits`; after_pass(cells done) follows each pass.
     Status prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,
@@ -136,6 +152,8 @@ private:
     std::vector<TokenId> ids0_;          // context 0's token ids
     std::vector<ParkSlot> park_files_;   // one per depth of a park or wake row
     std::vector<size_t> slot_;           // per row: its park file (park and wake rows)
+    bool keep_park_ = false;
+    std::string context_file_;           // context 0 woken from here when set
 };
 
 }  // namespace arbor::cli::bench

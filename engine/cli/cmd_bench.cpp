@@ -12,7 +12,11 @@
 //
 // Park, wake and reprefill rows (park@D, wake@D, reprefill@D) compare a context parked to disk
 // and woken with re-prefilling it; their park files go to --park-dir (default $TMPDIR, else
-// /tmp) and are removed at exit.
+// /tmp) and are removed at exit. --keep-park keeps them (named arbor-bench-D.park), and
+// --context FILE.park wakes context 0 from such a file (of the deepest row's depth) instead of
+// building it. The two full prefills of a deep park run (building the context, the reprefill
+// row) can then run in two invocations: `--rows park@D,wake@D --keep-park`, then
+// `--rows reprefill@D --context FILE`.
 //
 // The whole run holds the host benchmark lock (telemetry::TimingGuard), so GPU benchmarks and
 // builds that take the same lock do not overlap it.
@@ -46,7 +50,7 @@ using namespace arbor::cli::bench;
 
 constexpr const char* kUsage =
     "-m M.gguf [--backend gpu|cpu] [--rows LIST] [--depths LIST] [--reps N] [--warmup N] [--json FILE|-] "
-    "[--profile FILE] [--threads N] [--batch N] [--seed S] [--park-dir DIR]";
+    "[--profile FILE] [--threads N] [--batch N] [--seed S] [--park-dir DIR] [--keep-park] [--context FILE.park]";
 
 constexpr const char* kSummary =
     "time decode, prefill, park and wake rows at given context depths (table, telemetry labels, bandwidth floor)";
@@ -102,6 +106,8 @@ int run_bench(std::vector<std::string> argv) {
     const auto batch_flag = a.integer("--batch");
     const uint64_t seed = uint64_t(checked(a.integer("--seed"), 1, 0, INT64_MAX, "--seed"));
     const auto park_dir_flag = a.value("--park-dir");
+    const bool keep_park = a.flag("--keep-park");
+    const auto context_flag = a.value("--context");
     a.finish();
 
     if (!model_path) throw UsageError("missing -m MODEL.gguf");
@@ -124,6 +130,13 @@ int run_bench(std::vector<std::string> argv) {
         return r.kind == RowKind::Park || r.kind == RowKind::Wake;
     });
     if (park_dir_flag && !parks) throw UsageError("--park-dir is where park@D and wake@D rows write, and --rows lists none");
+    if (keep_park && !parks) throw UsageError("--keep-park keeps the files of park@D and wake@D rows, and --rows lists none");
+    if (context_flag) {
+        struct stat sb {};
+        if (context_flag->empty()) throw UsageError("--context needs a park file");
+        if (::stat(context_flag->c_str(), &sb) != 0) throw InputError("--context " + *context_flag + ": " + std::strerror(errno));
+        if (!S_ISREG(sb.st_mode)) throw InputError("--context " + *context_flag + ": not a file");
+    }
     const bool profilable = std::any_of(rows.begin(), rows.end(), [](const RowSpec& r) {
         return r.kind == RowKind::Decode || r.kind == RowKind::Append;
     });
@@ -149,6 +162,8 @@ int run_bench(std::vector<std::string> argv) {
     info.warmup = warmup;
     info.seed = seed;
     info.park_dir = park_files;
+    info.park_kept = keep_park;
+    if (context_flag) info.context_file = *context_flag;
     info.bytes = decode_bytes(*model.value(), kv_type_bytes(KvType::F16));
     std::string beyond;
     for (const RowSpec& r : rows)
@@ -193,6 +208,8 @@ int run_bench(std::vector<std::string> argv) {
     }
 
     BenchRunner runner(backend, rows, batch, seed, park_files);
+    runner.keep_park_files(keep_park);
+    if (context_flag) runner.wake_context_from(*context_flag);
     info.kv_cache_bytes = uint64_t(runner.kv_pages()) * uint64_t(kKvPageCells) * info.bytes.kv_per_cell;
     say("bench", "KV cache: up to " + std::to_string(runner.kv_pages()) + " pages, " +
                      std::to_string(info.kv_cache_bytes >> 20) + " MiB");
@@ -241,6 +258,8 @@ int run_bench(std::vector<std::string> argv) {
     for (const RowRun& r : runner.rows())
         stats.push_back(summarize(r, label_row(recording.snapshots, r.reps), info.bytes, info.bandwidth, cfg.n_ctx_train));
     compare_with_reprefill(stats);
+    if (keep_park)
+        for (const std::string& p : runner.park_paths()) say("bench", "kept park file " + p);
     const std::string doc = json::dump(json_report(info, stats), 2) + "\n";
     if (json_path && *json_path != "-") write_file(*json_path, doc);
     write_stdout(json_path && *json_path == "-" ? doc : text_report(info, stats));

@@ -315,6 +315,65 @@ private slots:
         }
     }
 
+    // A deep park run split in two: the first run keeps its park file (named by depth), the
+    // second wakes context 0 from it instead of prefilling, times the reprefill row over the
+    // file's own tokens, and checks a wake against the woken context.
+    void splitParkRun() {
+        ARBOR_REQUIRE_PATH(stories());
+        const QString dir = tmp_.filePath("split");
+        QVERIFY(QDir().mkpath(dir));
+        const QStringList base = {"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--reps", "1",
+                                  "--warmup", "0", "--json", "-"};
+        const Run first = cli(base + QStringList{"--rows", "park@300,wake@300", "--keep-park", "--park-dir", dir});
+        QVERIFY2(first.code == 0, first.err.constData());
+        const QString kept = dir + "/arbor-bench-300.park";
+        QCOMPARE(QDir(dir).entryList(QDir::Files), QStringList{"arbor-bench-300.park"});
+        QVERIFY2(first.err.contains("bench: kept park file " + kept.toUtf8()), first.err.constData());
+        const QJsonObject o1 = QJsonDocument::fromJson(first.out).object();
+        QCOMPARE(o1["park_files_kept"].toBool(), true);
+        QVERIFY(o1["context_woken_from"].isNull());
+        QVERIFY(first.err.contains("context 1/1: 300 cells in "));  // built by prefilling
+
+        const Run second = cli(base + QStringList{"--rows", "reprefill@300,wake@300", "--context", kept, "--park-dir", dir});
+        QVERIFY2(second.code == 0, second.err.constData());
+        QVERIFY2(second.err.contains("context 1/1: 300 cells woken in "), second.err.constData());
+        QVERIFY(second.err.contains("from " + kept.toUtf8() + " (not prefilled)"));
+        const QJsonObject o2 = QJsonDocument::fromJson(second.out).object();
+        QCOMPARE(o2["context_woken_from"].toString(), kept);
+        QCOMPARE(o2["park_files_kept"].toBool(), false);
+        QHash<QString, QJsonObject> rows;
+        for (const auto& v : o2["rows"].toArray()) rows[v.toObject()["row"].toString()] = v.toObject();
+        QVERIFY(rows.contains("reprefill@300") && rows.contains("wake@300"));
+        QCOMPARE(rows["reprefill@300"]["passes_per_rep"].toDouble(), 2.0);  // 300 tokens in passes of 256
+        const QJsonObject c = rows["wake@300"]["wake_check"].toObject();
+        QCOMPARE(c["restored_cells"].toInteger(), 300);
+        QCOMPARE(c["recomputed_cells"].toInteger(), 0);
+        QCOMPARE(c["logits_bit_identical"].toBool(), true);
+        QCOMPARE(c["reference_woken_from"].toString(), kept);
+        // The second run's own park file is gone; the kept one stays.
+        QCOMPARE(QDir(dir).entryList(QDir::Files), QStringList{"arbor-bench-300.park"});
+
+        // A file of another depth, a truncated file and a file that is no park file are refused
+        // before any row runs.
+        const Run deeper = cli(base + QStringList{"--rows", "reprefill@200", "--context", kept});
+        QCOMPARE(deeper.code, 2);
+        QVERIFY2(lastLine(deeper.err).contains("it holds 300 cells, and context 0 must have the deepest row's 200"),
+                 deeper.err.constData());
+        QFile whole(kept);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        const QString cut = dir + "/cut.park";
+        QFile part(cut);
+        QVERIFY(part.open(QIODevice::WriteOnly));
+        part.write(whole.read(whole.size() / 2));
+        part.close();
+        const Run truncated = cli(base + QStringList{"--rows", "reprefill@300", "--context", cut});
+        QCOMPARE(truncated.code, 2);
+        QVERIFY2(lastLine(truncated.err).contains("its cells were not restored (truncated or corrupt"), truncated.err.constData());
+        const Run notPark = cli(base + QStringList{"--rows", "reprefill@300", "--context", stories()});
+        QCOMPARE(notPark.code, 2);
+        QVERIFY2(lastLine(notPark.err).contains("not a park file"), notPark.err.constData());
+    }
+
     // Rows past the model's training context are allowed and noted before any work starts
     // (checked on a run that then stops at --profile, which the CPU backend refuses, so that no
     // 2048-cell context is built).
@@ -362,6 +421,12 @@ private slots:
         QTest::newRow("park dir a file") << cpu + QStringList{"--rows", "wake@8", "--park-dir", m} << 1 << "not a directory";
         QTest::newRow("park dir without park rows") << cpu + QStringList{"--rows", "reprefill@8", "--park-dir", "/tmp"}
                                                     << 1 << "--park-dir is where park@D and wake@D rows write";
+        QTest::newRow("keep-park without park rows") << cpu + QStringList{"--rows", "reprefill@8", "--keep-park"} << 1
+                                                     << "--keep-park keeps the files of park@D and wake@D rows";
+        QTest::newRow("context missing") << cpu + QStringList{"--rows", "reprefill@8", "--context", "/nonexistent.park"}
+                                         << 1 << "--context /nonexistent.park: No such file or directory";
+        QTest::newRow("context a directory") << cpu + QStringList{"--rows", "reprefill@8", "--context", "/tmp"} << 1
+                                             << "--context /tmp: not a file";
         QTest::newRow("profile of no decode row") << cpu + QStringList{"--rows", "wake@8", "--profile", "/tmp/x.json"}
                                                   << 1 << "--profile profiles a decode or append row";
     }
