@@ -38,32 +38,34 @@ __device__ inline void stage_tile_words(const MkW* const* mats, int nm, long lon
     constexpr int U = sizeof(W);
     const int uw = static_cast<int>(range_bytes) / U, ux = ns * static_cast<int>(sizeof(quant::BlockQ8A)) / U;
     const int wtotal = nm * nr * uw, total = wtotal + nt * ux;
-    constexpr int kU = 8;
+    // Unit idx's source (load) or shared destination (store): the index math is redone for the
+    // stores rather than keeping kU pointers live across the loads (registers the tile's
+    // accumulators need).
+    auto at = [&](int idx, bool dst) -> uint8_t* {
+        if (idx < wtotal) {
+            const int row = idx / uw, k = idx - row * uw;
+            const int m = row / nr, i = row - m * nr;
+            return dst ? wsm + (m * rows_cap + i) * row_cap + k * U
+                       : const_cast<uint8_t*>(mkm::wrow(*mats[m], r0 + i)) + off + static_cast<long long>(k) * U;
+        }
+        const int j = idx - wtotal, k = j / ux, e = j - k * ux;
+        return dst ? reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U
+                   : const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0)) + e * U;
+    };
+    constexpr int kU = U == 16 ? 4 : 8;  // 16-byte words: four in flight per thread
     const int tid = static_cast<int>(threadIdx.x);
     for (int b = tid; b < total; b += kMkBlockThreads * kU) {
         W r[kU];
-        uint8_t* dst[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const int idx = b + u * kMkBlockThreads;
-            dst[u] = nullptr;
-            if (idx >= total) continue;
-            const uint8_t* src;
-            if (idx < wtotal) {
-                const int row = idx / uw, k = idx - row * uw;
-                const int m = row / nr, i = row - m * nr;
-                src = mkm::wrow(*mats[m], r0 + i) + off + static_cast<long long>(k) * U;
-                dst[u] = wsm + (m * rows_cap + i) * row_cap + k * U;
-            } else {
-                const int j = idx - wtotal, k = j / ux, e = j - k * ux;
-                src = reinterpret_cast<const uint8_t*>(xq + (t0 + k) * subs + s0) + e * U;
-                dst[u] = reinterpret_cast<uint8_t*>(xsm + k * 32) + e * U;
-            }
-            r[u] = *reinterpret_cast<const W*>(src);
+            if (idx < total) r[u] = *reinterpret_cast<const W*>(at(idx, false));
         }
 #pragma unroll
-        for (int u = 0; u < kU; ++u)
-            if (dst[u]) *reinterpret_cast<W*>(dst[u]) = r[u];
+        for (int u = 0; u < kU; ++u) {
+            const int idx = b + u * kMkBlockThreads;
+            if (idx < total) *reinterpret_cast<W*>(at(idx, true)) = r[u];
+        }
     }
 }
 
@@ -109,20 +111,22 @@ __device__ inline void tile_chains(const MkW& w, long long r0, int nr, const qua
         if (lane < ns) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
-            // Each of the warp's two rows' sub-blocks is unpacked once and applied to every
-            // token of the tile (staged rows start at multiples of kRangeBytes in the 16-byte
-            // aligned arena, which keeps every format's packed alignment).
-#pragma unroll
-            for (int ii = 0; ii < 2; ++ii) {
-                const int i = 2 * warp + ii;
-                if (i >= nr) continue;
-                const quant::blocks::PackedSub p = quant::blocks::Packed<Fmt>::unpack(wsm + i * kRangeBytes + blk, sb);
+            // The warp's two rows' sub-blocks are unpacked once; each token's activation block is
+            // then read once and applied to both (staged rows start at multiples of kRangeBytes
+            // in the 16-byte aligned arena, which keeps every format's packed alignment).
+            using Pk = quant::blocks::Packed<Fmt>;
+            const bool two = 2 * warp + 1 < nr;
+            const quant::blocks::PackedSub p0 = Pk::unpack(wsm + (2 * warp) * kRangeBytes + blk, sb);
+            const quant::blocks::PackedSub p1 = Pk::unpack(wsm + (2 * warp + (two ? 1 : 0)) * kRangeBytes + blk, sb);
+            if (2 * warp < nr) {
 #pragma unroll
                 for (int k = 0; k < kTileTokens; ++k) {
                     if (k >= nt) continue;
                     const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                    float& a = acc[ii * kTileTokens + k];
-                    a = quant::blocks::lane_accumulate<Fmt::kHasMin>(a, quant::blocks::Packed<Fmt>::apply(p, x.q, x.sum), x.d);
+                    acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], Pk::apply(p0, x.q, x.sum), x.d);
+                    if (two)
+                        acc[kTileTokens + k] =
+                            quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[kTileTokens + k], Pk::apply(p1, x.q, x.sum), x.d);
                 }
             }
         }
