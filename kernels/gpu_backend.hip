@@ -38,7 +38,8 @@ using gpu::MkW;
 using quant::BlockQ8A;
 
 // Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 in the
-// environment turns the tiles off (the per-token row dots then run every pass), for A/B runs.
+// environment turns the tiles off (the per-token row dots then run every pass), for A/B runs;
+// it is read once per process.
 bool tile_type(TensorType t) {
     static const bool off = [] {
         const char* v = std::getenv("ARBOR_GPU_TILES");

@@ -102,9 +102,10 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
         prog.events = events_;
         prog.max_events = max_events_;
     }
+    bool phases_armed = false;
     if (opt.profile || phases_on_) {
         phases_on_ = opt.profile;
-        (void)mk_phases_arm(opt.profile);
+        phases_armed = mk_phases_arm(opt.profile);
     }
     MkSync sync{lines_, host_dev_, static_cast<unsigned long long>(opt.timeout_s * 1e9)};
     std::memset(host_, 0, sizeof(MkHostBlock));
@@ -189,7 +190,8 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
                           v.second);
             info->profile_rows.push_back(row);
         }
-        mk_phases_read(info->profile_rows, grid_);
+        if (phases_armed) mk_phases_read(info->profile_rows, grid_);
+        else info->profile_rows.push_back("phase clocks unavailable (their device counters could not be reset)");
     }
     return {};
 }

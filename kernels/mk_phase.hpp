@@ -2,8 +2,9 @@
 // (staging, dot products, softmax, ...), summed over every workgroup into one counter per phase.
 // Off unless the profiler turns them on for a pass (one global flag the items read once); on,
 // each mark is a workgroup barrier plus one wall-clock read and one atomic add by thread 0, so
-// profiled passes run slightly slower and only the shares are meaningful. Only megakernel.hip
-// includes this header (the counters live in its module).
+// profiled passes run slightly slower and only the shares are meaningful. The counters are
+// __device__ globals of the including module, so only megakernel.hip's translation unit may
+// include this header (it does, also through mk_block_ops.hpp and mk_tile_ops.hpp).
 #pragma once
 
 #include "arbor_hip.hpp"
@@ -13,21 +14,20 @@ namespace arbor::gpu {
 enum MkPhase : int {
     kPhAttnQ,        // attention chunk: q of the group's heads into shared memory
     kPhAttnKStage,   // K rows into shared memory
-    kPhAttnScores,   // q . k per cell and head (warp per cell, shuffle tree)
+    kPhAttnScores,   // q . k per cell and head
     kPhAttnSoftmax,  // chunk max, exponentials, l
     kPhAttnVStage,   // V rows into shared memory
     kPhAttnO,        // o over the cells
     kPhAttnWrite,    // o, m, l (or the direct result and its Q8A blocks) out
     kPhTileStage,    // prefill tiles: weight rows and Q8A blocks into shared memory
     kPhTileDots,     // prefill tiles: the lane chains
-    kPhTileOut,      // prefill tiles: shuffle trees and stores
     kMkPhases
 };
 
 inline const char* const kMkPhaseNames[kMkPhases] = {
     "attn chunk: q",     "attn chunk: K stage",  "attn chunk: scores",  "attn chunk: softmax",
     "attn chunk: V stage", "attn chunk: o",      "attn chunk: write",   "tile: stage",
-    "tile: dots",        "tile: out"};
+    "tile: dots"};
 
 __device__ unsigned mk_phase_on;
 __device__ unsigned long long mk_phase_ns[kMkPhases];

@@ -122,7 +122,8 @@ private:
     };
 
     Status reset_row(size_t i, int64_t n_new);
-    // Context 0 from context_file_: read_park_file into seq, truncated to depth; sets ids0_.
+    // Context 0 from context_file_ (which must hold exactly `depth` cells): read_park_file into
+    // seq; sets ids0_ to the file's tokens.
     Status wake_context(KvSequence& seq, int64_t depth);
     // Evaluates ids into seq in passes of max_batch_ tokens, logits (into out_) only for the
     // last token of the last pass when `logits`; after_pass(cells done) follows each pass.

@@ -12,7 +12,8 @@
 //
 // Park, wake and reprefill rows (park@D, wake@D, reprefill@D) compare a context parked to disk
 // and woken with re-prefilling it; their park files go to --park-dir (default $TMPDIR, else
-// /tmp) and are removed at exit. --keep-park keeps them (named arbor-bench-D.park), and
+// /tmp) and are removed at exit. --keep-park keeps them (named arbor-bench-D.park, replacing a
+// file of that name), and
 // --context FILE.park wakes context 0 from such a file (of the deepest row's depth) instead of
 // building it. The two full prefills of a deep park run (building the context, the reprefill
 // row) can then run in two invocations: `--rows park@D,wake@D --keep-park`, then
@@ -214,8 +215,11 @@ int run_bench(std::vector<std::string> argv) {
     say("bench", "KV cache: up to " + std::to_string(runner.kv_pages()) + " pages, " +
                      std::to_string(info.kv_cache_bytes >> 20) + " MiB");
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto s = runner.prepare([](const std::string& line) { say("bench", line); }); !s)
+    if (auto s = runner.prepare([](const std::string& line) { say("bench", line); }); !s) {
+        // A --context file that cannot serve as context 0 is bad input, like a missing one.
+        if (context_flag && s.message().rfind("--context ", 0) == 0) throw InputError(s.message());
         throw RuntimeFailure(s.message());
+    }
     info.context_build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     const uint64_t rec = sampler.begin_recording();

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Verify and measure a GPU change on the device machine in one call (about 450 s on a fresh
+# machine, 270 s of it the build):
+#   1. builds arbor-cli and the GPU test programs with CUDA;
+#   2. where cuobjdump exists, counts local-memory loads and stores (LDL/STL) per kernel function
+#      of the megakernel, the spills that matter in hot loops;
+#   3. runs gpu_megakernel_exact (row dots of every tensor of the carried models),
+#      gpu_megakernel_hang and gpu_logits_exact --a gpu --b cpu (the full suite);
+#   4. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
+#      flashnext 30b-a3b shapes (zero-data synth), the q4b appends also with ARBOR_GPU_TILES=0,
+#      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows.
+# Results go to $OUT (or /tmp/check-out). The models folder is the one of device-exactness.sh:
+#   run(command="bash scripts/device-check.sh", carry=[".carry/models"], timeout_s=600)
+# Compare with the last recorded numbers in docs/BENCHMARKS.md.
+set -u
+BUILD=${ARBOR_EXACT_BUILD:-/tmp/b}
+MODELS=${ARBOR_EXACT_MODELS:-.carry/models}
+OUTDIR=${OUT:-/tmp/check-out}
+mkdir -p "$BUILD" "$OUTDIR" /tmp/arbor-shapes
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+[ -d "$MODELS" ] || { echo "error: no model folder $MODELS (see scripts/device-exactness.sh)"; exit 2; }
+cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
+    -DCMAKE_BUILD_TYPE=Release >"$BUILD/check-configure.log" 2>&1 || { tail -30 "$BUILD/check-configure.log"; exit 2; }
+ninja -C "$BUILD" arbor-cli gpu_logits_exact gpu_megakernel_hang gpu_megakernel_exact >"$BUILD/check-build.log" 2>&1 ||
+    { grep -E "error" -A3 "$BUILD/check-build.log" | head -60; exit 2; }
+echo "build: $(el) s"
+CLI="$BUILD/engine/arbor-cli"
+obj=$(find "$BUILD" -name 'megakernel.hip.o' | head -1)
+if command -v cuobjdump >/dev/null && [ -n "$obj" ]; then
+    echo "local-memory instructions (LDL/STL) per function:"
+    cuobjdump -sass "$obj" 2>/dev/null | awk '/Function :/{f=$3} /LDL|STL/{c[f]++} END{for(k in c) print "  " c[k], k}' | sort -rn | head -8
+fi
+( for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+    set -- $m; n=$1; shift
+    [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null 2>&1
+  done ) &
+synth=$!
+ARBOR_GPU_MODELS="$MODELS" timeout 120 "$BUILD/tests/gpu/gpu_megakernel_exact" >"$OUTDIR/row-dots.log" 2>&1
+echo "gpu_megakernel_exact rc $?: $(tail -1 "$OUTDIR/row-dots.log")"
+timeout 60 "$BUILD/tests/gpu/gpu_megakernel_hang" 2>&1 | tail -1
+timeout 150 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" >"$OUTDIR/exactness.log" 2>&1
+echo "gpu_logits_exact rc $?"
+grep -v "^ok " "$OUTDIR/exactness.log" | tail -8
+echo "exactness done: $(el) s"
+wait $synth
+B() { m=$1; shift; timeout 60 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu "$@" 2>&1 | grep -E "^(decode|read|prefill|error)"; }
+echo "== q4b"; B q4b --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/q4b.json"
+echo "== q4b, tiles off"; ARBOR_GPU_TILES=0 B q4b --rows read50@229,prefill256@229 --reps 3
+echo "== moe"; B moe --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/moe.json"
+echo "== fn"; B fn --rows decode@229 --reps 3 --json "$OUTDIR/fn.json"
+for m in q4b moe fn; do
+    timeout 30 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
+        --profile "/tmp/$m.trace.json" >"$OUTDIR/$m-profile.txt" 2>&1
+    echo "-- $m decode@229 phases"; grep -h '^phase' "$OUTDIR/$m-profile.txt"
+done
+timeout 30 "$CLI" bench -m /tmp/arbor-shapes/moe.gguf --backend gpu --rows read50@229 --reps 1 \
+    --profile /tmp/moe-read.trace.json >"$OUTDIR/moe-read-profile.txt" 2>&1
+echo "-- moe read50@229 phases"; grep -h '^phase' "$OUTDIR/moe-read-profile.txt"
+echo "total: $(el) s"
