@@ -5,8 +5,9 @@
 // all its loads in flight at once and keeps only the contract's sequential chains serial.
 //
 // The bits are the CPU's for the same reasons as in mk_model_ops.hpp: every element goes
-// through numerics.hpp's functions, each lanes32 dot is one warp's 32 lanes plus the
-// combine_lanes shuffle tree, maxima are exact whatever the order, and every sequential sum of
+// through numerics.hpp's functions, each lanes32 dot is either one warp's 32 lanes plus the
+// combine_lanes shuffle tree or one thread's 32 chains plus the same tree (mkm::lane_dot),
+// maxima are exact whatever the order, and every sequential sum of
 // the contract (l over cells, o[d] over cells, L and O over chunks) runs in one thread in the
 // contract's order. Shared memory is one arena of kMkSmemFloats floats owned by the item.
 #pragma once
@@ -162,7 +163,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
     const int tid = static_cast<int>(threadIdx.x);
     const int row_bytes = hd * eb;
     const int wpr = row_bytes / 4;  // words per row
-    const int n = np * wpr;         // at most 256 cells x 128 words
+    const int n = np * wpr;         // at most 256 cells x 256 words
     for (int b = tid; b < n; b += kMkBlockThreads * kU) {
         unsigned r[kU];
 #pragma unroll
@@ -187,26 +188,6 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             }
         }
     }
-}
-
-// dot_lanes(q, k, n) in one thread: the contract's 32 lane chains (chain a: elements a, a + 32,
-// ... in order) side by side in registers, then combine_lanes's tree, which is warp_combine's
-// shuffle tree as lane 0 sees it.
-__device__ inline float dot_lanes_one(const float* q, const float* k, int n) {
-    float acc[32];
-#pragma unroll
-    for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
-    for (int k0 = 0; k0 < n; k0 += 32) {
-#pragma unroll
-        for (int a = 0; a < 32; ++a)
-            if (k0 + a < n) acc[a] = fmaf(q[k0 + a], k[k0 + a], acc[a]);
-    }
-#pragma unroll
-    for (int sh = 16; sh >= 1; sh >>= 1) {
-#pragma unroll
-        for (int a = 0; a < sh; ++a) acc[a] = quant::blocks::add_rn(acc[a], acc[a + sh]);
-    }
-    return acc[0];
 }
 
 // Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
@@ -260,7 +241,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     //    different banks; then thread (head, cell) runs the contract's 32 lane chains of that
     //    dot and the combine_lanes tree in registers (no shuffles).
     const int krow_f = hdk + 1, vrow = hdv * eb;
-    const int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
+    // A piece's (head, cell) dots are spread over the 256 threads: a piece of a multiple of
+    // 256 / group cells gives every thread the same number of them.
+    int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
+    if (const int per = kMkBlockThreads / group; kpiece > per) kpiece -= kpiece % per;
     float* kst = reinterpret_cast<float*>(stage);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
@@ -269,7 +253,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         pc.mark(kPhAttnKStage);
         for (int p = tid; p < np * group; p += kMkBlockThreads) {
             const int h = p / np, j = p - h * np;  // a warp's threads: consecutive cells of a head
-            sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot_lanes_one(qs + h * hdk, kst + j * krow_f, hdk), d.attn_scale);
+            const float* kj = kst + j * krow_f;
+            sc[h * mkm::kChunk + c0 + j] =
+                num::mul_rn(mkm::lane_dot(qs + h * hdk, [&](long long e) { return kj[e]; }, hdk), d.attn_scale);
         }
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);

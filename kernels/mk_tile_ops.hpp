@@ -6,8 +6,8 @@
 // The bits are warp_dot_row's: warp w owns rows 2w and 2w+1 of the tile for all its tokens (16
 // outputs); lane j owns sub-block j of every 32-sub-block range, so over the ranges it sees
 // sub-blocks j, j+32, j+64, ... in increasing order, exactly the contract's lane chain
-// (lane_accumulate of Fmt::terms, computed as quant_blocks_packed.hpp's apply of unpack), and the shuffle tree then combines the 32 lanes as
-// combine_lanes does. Ranges start at multiples of 32 sub-blocks, which every format's block
+// (lane_accumulate of Fmt::terms, computed as quant_blocks_packed.hpp's apply of unpack), and
+// the shuffle tree then combines the 32 lanes as combine_lanes does. Ranges start at multiples of 32 sub-blocks, which every format's block
 // (1 or 8 sub-blocks) divides, so a range is whole blocks.
 #pragma once
 
@@ -167,9 +167,10 @@ __device__ inline void tile_chains_gated(const MkW& wg, const MkW& wu, long long
             for (int k = 0; k < kTileTokens; ++k) {
                 if (k >= nt) continue;
                 const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], quant::blocks::Packed<Fmt>::apply(pg, x.q, x.sum), x.d);
-                acc[kTileTokens + k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                    acc[kTileTokens + k], quant::blocks::Packed<Fmt>::apply(pu, x.q, x.sum), x.d);
+                using Pk = quant::blocks::Packed<Fmt>;
+                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], Pk::apply(pg, x.q, x.sum), x.d);
+                acc[kTileTokens + k] =
+                    quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[kTileTokens + k], Pk::apply(pu, x.q, x.sum), x.d);
             }
         }
         __syncthreads();

@@ -1,11 +1,11 @@
 // The dot's per-sub-block terms from 32-bit words: for the formats below, packed_terms<Fmt>
-// (Packed<Fmt>::apply of Packed<Fmt>::unpack) returns exactly Fmt::terms's SubTerms, computed four products at a time (dp4a on NVIDIA,
-// v_dot4_i32_iu8 on gfx11, a loop elsewhere). The integer sums of the contract are exact, so
+// (Packed<Fmt>::apply of Packed<Fmt>::unpack) returns exactly Fmt::terms's SubTerms, computed
+// four products at a time (dp4a on NVIDIA, v_dot4_i32_iu8 on gfx11, a loop elsewhere). The integer sums of the contract are exact, so
 // any grouping of their products gives the same int32; the float parts (scales) are read and
 // converted exactly as Fmt::terms does. Other formats fall back to Fmt::terms.
 //
 // Unlike quant_blocks.hpp, which reads fields byte by byte, these read aligned words:
-//   - the activations `a` (a Q8A block's q: 8-byte aligned in every BlockQ8A array) by 4 bytes;
+//   - the activations `a` (a Q8A block's q: 4-byte aligned in every BlockQ8A array) by 4 bytes;
 //   - Q4_K, Q5_K and IQ4_XS blocks by 4 bytes (the block must be 4-byte aligned);
 //   - Q4_0, Q8_0 and Q6_K blocks by 2 bytes (the block must be 2-byte aligned).
 // packed_aligned<Fmt>(row) tells whether a row's blocks qualify (every block of a row does when
@@ -14,14 +14,6 @@
 
 #include "quant_blocks.hpp"
 #include "quant_blocks_k.hpp"
-
-// Fixed-trip loops over a sub-block's words: unrolled on the device, so the words stay in
-// registers (a loop there indexes a local array, which lives in memory).
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define ARBOR_UNROLL _Pragma("unroll")
-#else
-#define ARBOR_UNROLL
-#endif
 
 namespace arbor::quant::blocks {
 
@@ -128,9 +120,13 @@ struct Packed<Q4_0> {
         p.k1 = p.k2 = 0;
         return p;
     }
-    // codes = nibble - 8: dot(q, a) = dot(nibbles, a) - 8 * asum.
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t asum) {
-        return {p.ws, dot32(p.q, a) - 8 * asum, 0.0f, 0};
+    // codes = nibble - 8: dot(q, a) = dot(nibbles, a) + dot(-8, a) (from a itself, so the bits
+    // do not depend on the block's stored sum).
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
+        int32_t s = dot32(p.q, a);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) s = dot4(0xf8f8f8f8u, ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
+        return {p.ws, s, 0.0f, 0};
     }
 };
 
@@ -150,46 +146,38 @@ struct Packed<Q8_0> {
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
 };
 
-// Q4_K and Q5_K: k1 = the 6-bit scale, k2 = the 6-bit min.
+// Q4_K and Q5_K: k1 = the 6-bit scale, k2 = the 6-bit min; the low four bits of sub-block sb's
+// codes are nibbles of the 32 bytes at qs0 + 32 * (sb / 2).
+ARBOR_HD inline PackedSub k4_unpack(const uint8_t* b, int sb, const uint8_t* qs0) {
+    PackedSub p;
+    k4_scale_min(b + 4, sb, &p.k1, &p.k2);
+    const uint8_t* qs = qs0 + 32 * (sb / 2);
+    const int shift = 4 * (sb % 2);
+    ARBOR_UNROLL
+    for (int j = 0; j < 8; ++j) p.q[j] = (ld32_a4(qs + 4 * j) >> shift) & 0x0f0f0f0fu;
+    p.ws = fp16_to_f32(ld16(b));
+    p.wm = -fp16_to_f32(ld16(b + 2));
+    return p;
+}
+
 template <>
 struct Packed<Q4_K> {
     static constexpr bool kHas = true;
     static constexpr int kAlign = 4;
-    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
-        PackedSub p;
-        k4_scale_min(b + 4, sb, &p.k1, &p.k2);
-        const uint8_t* qs = b + 16 + 32 * (sb / 2);
-        const int shift = 4 * (sb % 2);
-        ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j) p.q[j] = (ld32_a4(qs + 4 * j) >> shift) & 0x0f0f0f0fu;
-        p.ws = fp16_to_f32(ld16(b));
-        p.wm = -fp16_to_f32(ld16(b + 2));
-        return p;
-    }
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) { return k4_unpack(b, sb, b + 16); }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t asum) {
         return {p.ws, p.k1 * dot32(p.q, a), p.wm, p.k2 * asum};
     }
 };
 
+// Q5_K: Q4_K's nibbles (at b + 48) plus a fifth bit per element, bit sb of the 32 bytes at b + 16.
 template <>
-struct Packed<Q5_K> {
-    static constexpr bool kHas = true;
-    static constexpr int kAlign = 4;
+struct Packed<Q5_K> : Packed<Q4_K> {
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
-        PackedSub p;
-        k4_scale_min(b + 4, sb, &p.k1, &p.k2);
-        const uint8_t* qh = b + 16;
-        const uint8_t* qs = b + 48 + 32 * (sb / 2);
-        const int shift = 4 * (sb % 2);
+        PackedSub p = k4_unpack(b, sb, b + 48);
         ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j)
-            p.q[j] = ((ld32_a4(qs + 4 * j) >> shift) & 0x0f0f0f0fu) | (((ld32_a4(qh + 4 * j) >> sb) & 0x01010101u) << 4);
-        p.ws = fp16_to_f32(ld16(b));
-        p.wm = -fp16_to_f32(ld16(b + 2));
+        for (int j = 0; j < 8; ++j) p.q[j] |= ((ld32_a4(b + 16 + 4 * j) >> sb) & 0x01010101u) << 4;
         return p;
-    }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t asum) {
-        return {p.ws, p.k1 * dot32(p.q, a), p.wm, p.k2 * asum};
     }
 };
 
