@@ -24,12 +24,22 @@ __device__ inline float warp_combine(float acc) {
     return acc;
 }
 
+// Set (non-zero) by the host when ARBOR_GPU_PACKED=0 is in the environment (mk_set_packed_off):
+// the row dots then use the byte-wise Fmt::terms, for A/B runs of the packed terms in one build.
+// Only megakernel.hip's translation unit includes this header (its module owns the variable).
+__device__ unsigned mk_packed_off;
+
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
 // tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
 // and every packed format's block size keeps its alignment, so every block qualifies.
+// The switch is NVIDIA-only: on gfx1151 the second path raised the megakernel's scratch from
+// 1264 to 2032 bytes (344 spills), so AMD builds always take the packed terms.
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, const quant::BlockQ8A& x) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    if (!quant::blocks::Packed<Fmt>::kHas || mk_packed_off) return Fmt::terms(blk, sb, x.q, x.sum);
+#endif
     return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
 }
 
