@@ -493,18 +493,22 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                                                           : c.n_ff_exp;
                 st.push_back({gpu::kOpQuantize, rows * (width / 32), b, " q8a", &s});
             };
+            // Passes of kTileTokens or more tokens run weight tiles (kernels/mk_tile_ops.hpp) of
+            // `per` rows by kTileTokens tokens: the item count of `rows` rows.
+            const bool many = T >= gpu::kTileTokens;
+            auto tiles = [&](int64_t rows, int64_t per) {
+                return (rows + per - 1) / per * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens);
+            };
             switch (s.op) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
             case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s}); break;
             case plan::Op::QkvRope:
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
-                    T >= gpu::kTileTokens && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&
+                    many && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&
                     Lw.wq.rows % gpu::kTileRows == 0 && Lw.wk.rows % gpu::kTileRows == 0 &&
                     Lw.wv.rows % gpu::kTileRows == 0) {
-                    st.push_back({gpu::kOpQkvDotsTile,
-                                  qkv_rows / gpu::kTileRows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a,
-                                  " dot tiles", &s});
+                    st.push_back({gpu::kOpQkvDotsTile, tiles(qkv_rows, gpu::kTileRows), a, " dot tiles", &s});
                 } else {
                     st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
                 }
@@ -522,21 +526,16 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
             case plan::Op::MatMulAdd:
-                if (T >= gpu::kTileTokens && tile_type(s.weight->type)) {  // many tokens: weight tiles
-                    const int64_t tiles = (s.weight->rows + gpu::kTileRows - 1) / gpu::kTileRows *
-                                          ((T + gpu::kTileTokens - 1) / gpu::kTileTokens);
-                    st.push_back({gpu::kOpMatMulAddTile, tiles, a, " tiles", &s});
+                if (many && tile_type(s.weight->type)) {
+                    st.push_back({gpu::kOpMatMulAddTile, tiles(s.weight->rows, gpu::kTileRows), a, " tiles", &s});
                 } else {
                     st.push_back({gpu::kOpMatMulAdd, (s.weight->rows + 1) / 2, a, "", &s});
                 }
                 break;
             case plan::Op::GatedFfn:
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
-                    T >= gpu::kTileTokens && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
-                    const int64_t rows = gpu::kTileRows / 2;
-                    st.push_back({gpu::kOpGatedFfnTile,
-                                  (c.n_ff + rows - 1) / rows * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens), a, " tiles",
-                                  &s});
+                    many && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
+                    st.push_back({gpu::kOpGatedFfnTile, tiles(c.n_ff, gpu::kTileRows / 2), a, " tiles", &s});
                 } else {
                     st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
                 }

@@ -41,6 +41,27 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
     ++*n_events;
 }
 
+// The ops whose items a whole workgroup runs (mk_block_ops.hpp, mk_tile_ops.hpp, flashnext's
+// sparse chunk), and their dispatch.
+__device__ inline bool mk_is_workgroup_op(int op) {
+    return op == kOpRmsNorm || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
+           op == kOpMatMulAddTile || op == kOpGatedFfnTile || op == kOpQkvDotsTile;
+}
+
+__device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long long item, float* smem) {
+    const MkPass& P = *s.pass;
+    switch (op) {
+    case kOpRmsNorm: mk_rms_norm_block(P, s, item, smem); break;
+    case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
+    case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
+    case kOpFnAttnChunk: mk_fn_attn_chunk_block(P, s, item, smem); break;
+    case kOpMatMulAddTile: mk_matmul_add_tile(P, s, item, smem); break;
+    case kOpGatedFfnTile: mk_gated_ffn_tile(P, s, item, smem); break;
+    case kOpQkvDotsTile: mk_qkv_dots_tile(P, s, item, smem); break;
+    default: break;
+    }
+}
+
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
                                     long long warps, int lane, float* smem) {
     switch (st.op) {
@@ -64,16 +85,11 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                         kWaitCounter);
         break;
     default:
-        if (mk_is_block_op(st.op) || st.op == kOpFnAttnChunk || st.op == kOpMatMulAddTile || st.op == kOpGatedFfnTile ||
-            st.op == kOpQkvDotsTile) {
+        if (mk_is_workgroup_op(st.op)) {
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
             for (long long item = gridDim.x - 1 - blockIdx.x; item < st.items; item += gridDim.x) {
-                if (st.op == kOpFnAttnChunk) mk_fn_attn_chunk_block(*st.model.pass, st.model, item, smem);
-                else if (st.op == kOpMatMulAddTile) mk_matmul_add_tile(*st.model.pass, st.model, item, smem);
-                else if (st.op == kOpGatedFfnTile) mk_gated_ffn_tile(*st.model.pass, st.model, item, smem);
-                else if (st.op == kOpQkvDotsTile) mk_qkv_dots_tile(*st.model.pass, st.model, item, smem);
-                else mk_block_item(st.op, st.model, item, smem);
+                mk_workgroup_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
             }
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {

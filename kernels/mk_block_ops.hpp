@@ -436,19 +436,4 @@ __device__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage
     }
 }
 
-// One work item of a workgroup stage.
-__device__ inline bool mk_is_block_op(int op) {
-    return op == kOpRmsNorm || op == kOpAttnChunk || op == kOpAttnCombine;
-}
-
-__device__ inline void mk_block_item(int op, const MkModelStage& s, long long item, float* smem) {
-    const MkPass& P = *s.pass;
-    switch (op) {
-    case kOpRmsNorm: mk_rms_norm_block(P, s, item, smem); break;
-    case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
-    case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
-    default: break;
-    }
-}
-
 }  // namespace arbor::gpu

@@ -91,21 +91,30 @@ Status BenchRunner::park_rep(size_t i, RepSample& rep) {
     return {};
 }
 
+Result<ParkRead> BenchRunner::restore(const std::string& path, KvSequence& seq, int64_t depth) {
+    auto read = read_park_file(path, backend_.model(), cache_->layout().type, seq);
+    if (!read) return read.error();
+    const ParkRead& got = read.value();
+    if (int64_t(got.contents.tokens.size()) != depth)
+        return make_error("it holds " + std::to_string(got.contents.tokens.size()) + " cells, not the " +
+                          std::to_string(depth) + " this run needs");
+    // A wake that would fall back to re-prefilling is a failure here: the bench measures restoring.
+    if (!got.cells_restored) return make_error("its cells were not restored (" + got.problem + ")");
+    if (got.cells != depth || seq.size() != depth)
+        return make_error("the wake restored " + std::to_string(got.cells) + " cells into a sequence of " +
+                          std::to_string(seq.size()) + ", not " + std::to_string(depth));
+    return read;
+}
+
 Status BenchRunner::wake_rep(size_t i, RepSample& rep) {
     const RowSpec& r = runs_[i].spec;
     std::unique_ptr<KvSequence>& seq = seqs_[i][0];
     seq.reset();  // the last repetition's pages go back first
     seq = std::make_unique<KvSequence>(cache_, capacity_);
     rep.begin_ns = now_ns();
-    auto read = read_park_file(park_files_[slot_[i]].path, backend_.model(), cache_->layout().type, *seq);
+    auto read = restore(park_files_[slot_[i]].path, *seq, r.depth);
     rep.end_ns = now_ns();
-    if (!read) return make_error("row " + r.name + ": " + read.message());
-    // A wake that would fall back to re-prefilling is a failure here: the row measures restoring.
-    if (!read.value().cells_restored)
-        return make_error("row " + r.name + ": the park file's cells were not restored (" + read.value().problem + ")");
-    if (read.value().cells != r.depth || seq->size() != r.depth)
-        return make_error("row " + r.name + ": the wake restored " + std::to_string(read.value().cells) +
-                          " cells into a sequence of " + std::to_string(seq->size()) + ", not " + std::to_string(r.depth));
+    if (!read) return make_error("row " + r.name + ": the park file: " + read.message());
     return {};
 }
 

@@ -125,16 +125,12 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
 }
 
 Status BenchRunner::wake_context(KvSequence& seq, int64_t depth) {
-    const std::string& path = context_file_;
-    auto read = read_park_file(path, backend_.model(), cache_->layout().type, seq);
-    if (!read) return make_error("--context " + path + ": " + read.message());
-    const int64_t held = int64_t(read.value().contents.tokens.size());
-    if (held != depth)
-        return make_error("--context " + path + ": it holds " + std::to_string(held) +
-                          " cells, and context 0 must have the deepest row's " + std::to_string(depth));
-    if (!read.value().cells_restored)
-        return make_error("--context " + path + ": its cells were not restored (" + read.value().problem + ")");
-    ids0_ = read.value().contents.tokens;
+    auto read = restore(context_file_, seq, depth);
+    if (!read) {
+        context_file_bad_ = true;
+        return make_error("--context " + context_file_ + ": " + read.message());
+    }
+    ids0_ = std::move(read.value().contents.tokens);
     return {};
 }
 

@@ -97,6 +97,8 @@ public:
     void wake_context_from(std::string path) { context_file_ = std::move(path); }
     // The park files written (kept at exit when keep_park_files(true)).
     std::vector<std::string> park_paths() const;
+    // prepare() failed because the context file cannot serve as context 0 (bad input).
+    bool context_file_bad() const { return context_file_bad_; }
 
     // Makes the KV cache, builds the contexts and forks each row's sequences. `progress` gets one
     // line per context built.
@@ -122,9 +124,12 @@ private:
     };
 
     Status reset_row(size_t i, int64_t n_new);
-    // Context 0 from context_file_ (which must hold exactly `depth` cells): read_park_file into
-    // seq; sets ids0_ to the file's tokens.
+    // Context 0 from context_file_ (which must hold exactly `depth` cells) into seq; sets ids0_
+    // to the file's tokens.
     Status wake_context(KvSequence& seq, int64_t depth);
+    // read_park_file of a file of exactly `depth` cells into the empty seq, every cell restored
+    // (bench_park_rows.cpp): a fallback to re-prefilling is an error here.
+    Result<ParkRead> restore(const std::string& path, KvSequence& seq, int64_t depth);
     // Evaluates ids into seq in passes of max_batch_ tokens, logits (into out_) only for the
     // last token of the last pass when `logits`; after_pass(cells done) follows each pass.
     Status prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,
@@ -155,6 +160,7 @@ private:
     std::vector<size_t> slot_;           // per row: its park file (park and wake rows)
     bool keep_park_ = false;
     std::string context_file_;           // context 0 woken from here when set
+    bool context_file_bad_ = false;
 };
 
 }  // namespace arbor::cli::bench

@@ -217,7 +217,7 @@ int run_bench(std::vector<std::string> argv) {
     const auto t0 = std::chrono::steady_clock::now();
     if (auto s = runner.prepare([](const std::string& line) { say("bench", line); }); !s) {
         // A --context file that cannot serve as context 0 is bad input, like a missing one.
-        if (context_flag && s.message().rfind("--context ", 0) == 0) throw InputError(s.message());
+        if (runner.context_file_bad()) throw InputError(s.message());
         throw RuntimeFailure(s.message());
     }
     info.context_build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
