@@ -137,6 +137,22 @@ __device__ inline void tile_chains(const MkW* const* mats, int nm, long long r0,
     }
 }
 
+// tile_chains for the tiled formats (the host builds tiles only for these); false for any other.
+__device__ inline bool run_tile_chains(int type, const MkW* const* mats, int nm, long long r0, int nr,
+                                       const quant::BlockQ8A* xq, long long t0, int nt, long long n, float* smem,
+                                       float* acc) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: tile_chains<Q4_0>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    case TensorType::Q8_0: tile_chains<Q8_0>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    case TensorType::Q4_K: tile_chains<Q4_K>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    case TensorType::Q5_K: tile_chains<Q5_K>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    case TensorType::Q6_K: tile_chains<Q6_K>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    case TensorType::IQ4_XS: tile_chains<IQ4_XS>(mats, nm, r0, nr, xq, t0, nt, n, smem, acc); return true;
+    default: return false;
+    }
+}
+
 }  // namespace mkt
 
 // Item rt * ceil(T / kTileTokens) + tt: X[t][r] += W[r] . in[t] for the tile's rows and tokens
@@ -152,17 +168,8 @@ __device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelSt
     float acc[kTileOut];
 #pragma unroll
     for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
-    using namespace quant::blocks;
     const MkW* one[1] = {&s.w};
-    switch (static_cast<TensorType>(s.w.type)) {
-    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc); break;
-    default: return;
-    }
+    if (!mkt::run_tile_chains(s.w.type, one, 1, r0, nr, in.xq, t0, nt, in.width, smem, acc)) return;
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
 #pragma unroll
     for (int o = 0; o < kTileOut; ++o) {
@@ -187,17 +194,8 @@ __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelSta
     float acc[2 * kTileTokens];
 #pragma unroll
     for (int o = 0; o < 2 * kTileTokens; ++o) acc[o] = 0.0f;
-    using namespace quant::blocks;
     const MkW* gu[2] = {&L.gate, &L.up};  // slots 2w, 2w + 1: gate and up row w
-    switch (static_cast<TensorType>(L.gate.type)) {
-    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc); break;
-    default: return;
-    }
+    if (!mkt::run_tile_chains(L.gate.type, gu, 2, r0, nr, P.xq, t0, nt, n, smem, acc)) return;
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
 #pragma unroll
     for (int k = 0; k < kTileTokens; ++k) {
@@ -225,17 +223,8 @@ __device__ __noinline__ void mk_qkv_dots_tile(const MkPass& P, const MkModelStag
     float acc[kTileOut];
 #pragma unroll
     for (int o = 0; o < kTileOut; ++o) acc[o] = 0.0f;
-    using namespace quant::blocks;
     const MkW* one[1] = {&w};
-    switch (static_cast<TensorType>(w.type)) {
-    case TensorType::Q4_0: mkt::tile_chains<Q4_0>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    case TensorType::Q8_0: mkt::tile_chains<Q8_0>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    case TensorType::Q4_K: mkt::tile_chains<Q4_K>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    case TensorType::Q5_K: mkt::tile_chains<Q5_K>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    case TensorType::Q6_K: mkt::tile_chains<Q6_K>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    case TensorType::IQ4_XS: mkt::tile_chains<IQ4_XS>(one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc); break;
-    default: return;
-    }
+    if (!mkt::run_tile_chains(w.type, one, 1, r0, nr, P.xq, t0, nt, d.n_embd, smem, acc)) return;
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
 #pragma unroll
     for (int o = 0; o < kTileOut; ++o) {
