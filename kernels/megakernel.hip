@@ -143,6 +143,13 @@ __global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram
 
 const void* megakernel_entry() { return reinterpret_cast<const void*>(&megakernel); }
 
+bool mk_set_packed_off(bool off) {
+    void* flag = nullptr;
+    const unsigned v = off ? 1u : 0u;
+    return hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_packed_off)) == hipSuccess &&
+           hipMemcpy(flag, &v, sizeof v, hipMemcpyHostToDevice) == hipSuccess;
+}
+
 bool mk_phases_arm(bool on) {
     void *flag = nullptr, *ns = nullptr, *marks = nullptr;
     if (hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_phase_on)) != hipSuccess ||

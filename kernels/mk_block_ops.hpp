@@ -5,8 +5,9 @@
 // all its loads in flight at once and keeps only the contract's sequential chains serial.
 //
 // The bits are the CPU's for the same reasons as in mk_model_ops.hpp: every element goes
-// through numerics.hpp's functions, each lanes32 dot is one warp's 32 lanes plus the
-// combine_lanes shuffle tree, maxima are exact whatever the order, and every sequential sum of
+// through numerics.hpp's functions, each lanes32 dot is either one warp's 32 lanes plus the
+// combine_lanes shuffle tree or one thread's 32 chains plus the same tree (mkm::lane_dot),
+// maxima are exact whatever the order, and every sequential sum of
 // the contract (l over cells, o[d] over cells, L and O over chunks) runs in one thread in the
 // contract's order. Shared memory is one arena of kMkSmemFloats floats owned by the item.
 #pragma once
@@ -152,6 +153,43 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
     block_stage(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
 }
 
+// The K rows of cells c0 .. c0 + np - 1 of a cell map as floats into shared dst, row j at
+// dst + j * stride (stride = hd + 1 floats: consecutive rows start in consecutive banks). An
+// F16 row is read in 4-byte words (two elements each), every thread's loads before its stores.
+template <class Cells>
+__device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* base, long long first, const Cells& cells,
+                                         int c0, int np, int hd, int eb) {
+    constexpr int kU = 8;
+    const int tid = static_cast<int>(threadIdx.x);
+    const int row_bytes = hd * eb;
+    const int wpr = row_bytes / 4;  // words per row
+    const int n = np * wpr;         // at most 256 cells x 256 words
+    for (int b = tid; b < n; b += kMkBlockThreads * kU) {
+        unsigned r[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const int i = b + u * kMkBlockThreads;
+            if (i < n) {
+                const int j = i / wpr;
+                r[u] = reinterpret_cast<const unsigned*>(base + (cells.cell(c0 + j) - first) * row_bytes)[i - j * wpr];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+            const int i = b + u * kMkBlockThreads;
+            if (i >= n) continue;
+            const int j = i / wpr, w = i - j * wpr;
+            float* o = dst + j * stride;
+            if (eb == 4) {
+                o[w] = __uint_as_float(r[u]);
+            } else {
+                o[2 * w] = quant::blocks::fp16_to_f32(r[u] & 0xffffu);
+                o[2 * w + 1] = quant::blocks::fp16_to_f32(r[u] >> 16);
+            }
+        }
+    }
+}
+
 // Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
 // for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
 // attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
@@ -162,8 +200,9 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
 // the whole block loads at once: walking them from global memory one cell after another cost
 // one memory latency per cell (about 200 us per chunk on the H200).
 //  1. q of the group's heads into shared memory.
-//  2. Per K piece: warp w takes cells w, w+8, ...; per cell and head lane a accumulates
-//     elements a, a+32, ... and the shuffle tree combines them: dot_lanes exactly.
+//  2. Per K piece (staged as floats, odd row stride): thread (head, cell) runs the dot's 32
+//     lane chains (chain a: elements a, a+32, ...) and combine_lanes's tree in registers:
+//     dot_lanes exactly, without shuffles.
 //  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
 //     l over the cells in order.
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
@@ -197,44 +236,26 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
 
-    // 2. scores, K piece by piece (head dims <= 256: at most 8 elements per lane)
-    const int krow = hdk * eb, vrow = hdv * eb;
-    const int kpiece = static_cast<int>(stage_bytes / krow);
+    // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
+    //    once per head) at an odd stride, so that the threads of a warp, one cell each, read
+    //    different banks; then thread (head, cell) runs the contract's 32 lane chains of that
+    //    dot and the combine_lanes tree in registers (no shuffles).
+    const int krow_f = hdk + 1, vrow = hdv * eb;
+    // A piece's (head, cell) dots are spread over the 256 threads: a piece of a multiple of
+    // 256 / group cells gives every thread the same number of them.
+    int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
+    if (const int per = kMkBlockThreads / group; kpiece > per) kpiece -= kpiece % per;
+    float* kst = reinterpret_cast<float*>(stage);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
-        block_stage_rows(stage, k0, first, cells, c0, np, krow);
+        block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
         __syncthreads();
         pc.mark(kPhAttnKStage);
-        for (int j = warp; j < np; j += kMkBlockWarps) {
-            const uint8_t* kr = stage + static_cast<long long>(j) * krow;
-            float kv[8];
-#pragma unroll
-            for (int c = 0; c < 8; ++c) kv[c] = lane + 32 * c < hdk ? mkm::kv_at(kr, eb, lane + 32 * c) : 0.0f;
-            // Eight heads at a time: their lane chains, then their shuffle trees level by level
-            // (warp_combine's tree for each; the eight are independent, so their latencies
-            // overlap instead of adding up head after head).
-            for (int h0 = 0; h0 < group; h0 += 8) {
-                float acc[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) {
-                    acc[u] = 0.0f;
-                    if (h0 + u >= group) continue;
-                    const float* qh = qs + (h0 + u) * hdk;
-#pragma unroll
-                    for (int c = 0; c < 8; ++c)
-                        if (lane + 32 * c < hdk) acc[u] = fmaf(qh[lane + 32 * c], kv[c], acc[u]);
-                }
-#pragma unroll
-                for (int sh = 16; sh >= 1; sh >>= 1) {
-#pragma unroll
-                    for (int u = 0; u < 8; ++u) acc[u] = quant::blocks::add_rn(acc[u], __shfl_down(acc[u], sh));
-                }
-                if (lane == 0) {
-#pragma unroll
-                    for (int u = 0; u < 8; ++u)
-                        if (h0 + u < group) sc[(h0 + u) * mkm::kChunk + c0 + j] = num::mul_rn(acc[u], d.attn_scale);
-                }
-            }
+        for (int p = tid; p < np * group; p += kMkBlockThreads) {
+            const int h = p / np, j = p - h * np;  // a warp's threads: consecutive cells of a head
+            const float* kj = kst + j * krow_f;
+            sc[h * mkm::kChunk + c0 + j] =
+                num::mul_rn(mkm::lane_dot(qs + h * hdk, [&](long long e) { return kj[e]; }, hdk), d.attn_scale);
         }
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);
@@ -288,22 +309,22 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
-            // Four cells at a time: their V elements and weights are loaded together, then
-            // each head's o takes the four cells in order.
-            for (; j + 4 <= np; j += 4) {
-                float v4[4];
+            // Eight cells at a time: their V elements and weights are loaded together, then
+            // each head's o takes the eight cells in order.
+            for (; j + 8 <= np; j += 8) {
+                float v8[8];
 #pragma unroll
-                for (int u = 0; u < 4; ++u) v4[u] = mkm::kv_at(vcol + static_cast<long long>(j + u) * vrow, eb, 0);
+                for (int u = 0; u < 8; ++u) v8[u] = mkm::kv_at(vcol + static_cast<long long>(j + u) * vrow, eb, 0);
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
                     if (h >= group) continue;
                     const float* e = sc + h * mkm::kChunk + c0 + j;
-                    const float e0 = e[0], e1 = e[1], e2 = e[2], e3 = e[3];
-                    o[k] = fmaf(e0, v4[0], o[k]);
-                    o[k] = fmaf(e1, v4[1], o[k]);
-                    o[k] = fmaf(e2, v4[2], o[k]);
-                    o[k] = fmaf(e3, v4[3], o[k]);
+                    float e8[8];
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) e8[u] = e[u];
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) o[k] = fmaf(e8[u], v8[u], o[k]);
                 }
             }
             for (; j < np; ++j) {

@@ -8,6 +8,7 @@
 #include "arbor_hip.hpp"
 #include "quant/quant_blocks.hpp"
 #include "quant/quant_blocks_k.hpp"
+#include "quant/quant_blocks_packed.hpp"
 
 #include <arbor/quant.hpp>
 #include <arbor/tensor_types.hpp>
@@ -23,13 +24,32 @@ __device__ inline float warp_combine(float acc) {
     return acc;
 }
 
+// Set (non-zero) by the host when ARBOR_GPU_PACKED=0 is in the environment (mk_set_packed_off):
+// the row dots then use the byte-wise Fmt::terms, for A/B runs of the packed terms in one build.
+// Only megakernel.hip's translation unit includes this header (its module owns the variable).
+__device__ unsigned mk_packed_off;
+
+// Fmt::terms of one sub-block, from words where the format has a packed form
+// (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
+// tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
+// and every packed format's block size keeps its alignment, so every block qualifies.
+// The switch is NVIDIA-only: on gfx1151 the second path raised the megakernel's scratch from
+// 1264 to 2032 bytes (344 spills), so AMD builds always take the packed terms.
+template <class Fmt>
+__device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, const quant::BlockQ8A& x) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    if (!quant::blocks::Packed<Fmt>::kHas || mk_packed_off) return Fmt::terms(blk, sb, x.q, x.sum);
+#endif
+    return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
+}
+
 template <class Fmt>
 __device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* xq, long long n, int lane) {
     float acc = 0.0f;
     const long long subs = n / 32;
     for (long long b = lane; b < subs; b += 32) {
         const uint8_t* blk = w + (b / Fmt::kSubs) * Fmt::kBytes;
-        const quant::blocks::SubTerms t = Fmt::terms(blk, int(b % Fmt::kSubs), xq[b].q, xq[b].sum);
+        const quant::blocks::SubTerms t = sub_terms<Fmt>(blk, int(b % Fmt::kSubs), xq[b]);
         acc = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc, t, xq[b].d);
     }
     return warp_combine(acc);
@@ -85,8 +105,8 @@ __device__ inline void warp_dot_quant2(const uint8_t* w0, const uint8_t* w1, con
     for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
-        const quant::blocks::SubTerms t0 = Fmt::terms(w0 + off, sb, xq[b].q, xq[b].sum);
-        const quant::blocks::SubTerms t1 = Fmt::terms(w1 + off, sb, xq[b].q, xq[b].sum);
+        const quant::blocks::SubTerms t0 = sub_terms<Fmt>(w0 + off, sb, xq[b]);
+        const quant::blocks::SubTerms t1 = sub_terms<Fmt>(w1 + off, sb, xq[b]);
         a0 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a0, t0, xq[b].d);
         a1 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a1, t1, xq[b].d);
     }

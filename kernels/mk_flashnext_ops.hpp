@@ -33,15 +33,32 @@ template <int Kind>  // 0 F32, 1 F16, 2 BF16
 __device__ inline void scaled_dot2(const uint8_t* w0, const uint8_t* w1, const float* X, float r, long long n, int lane,
                                    float* v0, float* v1) {
     using namespace quant::blocks;
+    auto weight = [](const uint8_t* w, long long i) {
+        return Kind == 0 ? bits_f32(ld32(w + 4 * i)) : Kind == 1 ? fp16_to_f32(ld16(w + 2 * i)) : bf16_to_f32(ld16(w + 2 * i));
+    };
     float a0 = 0.0f, a1 = 0.0f;
-    for (long long i = lane; i < n; i += 32) {
+    long long i = lane;
+    // Eight elements' loads in flight, then their FMAs in order (the lane's chain unchanged): one
+    // at a time, the 256 elements a lane owns cost 256 memory latencies (about 120 us a stage).
+    for (; i + 32 * 7 < n; i += 32 * 8) {
+        float x[8], u0[8], u1[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            x[k] = X[i + 32 * k];
+            u0[k] = weight(w0, i + 32 * k);
+            u1[k] = weight(w1, i + 32 * k);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const float f = num::mul_rn(x[k], r);
+            a0 = fmaf(u0[k], f, a0);
+            a1 = fmaf(u1[k], f, a1);
+        }
+    }
+    for (; i < n; i += 32) {
         const float f = num::mul_rn(X[i], r);
-        float u0, u1;
-        if (Kind == 0) u0 = bits_f32(ld32(w0 + 4 * i)), u1 = bits_f32(ld32(w1 + 4 * i));
-        else if (Kind == 1) u0 = fp16_to_f32(ld16(w0 + 2 * i)), u1 = fp16_to_f32(ld16(w1 + 2 * i));
-        else u0 = bf16_to_f32(ld16(w0 + 2 * i)), u1 = bf16_to_f32(ld16(w1 + 2 * i));
-        a0 = fmaf(u0, f, a0);
-        a1 = fmaf(u1, f, a1);
+        a0 = fmaf(weight(w0, i), f, a0);
+        a1 = fmaf(weight(w1, i), f, a1);
     }
     *v0 = warp_combine(a0);
     *v1 = warp_combine(a1);
@@ -119,10 +136,32 @@ __device__ inline void mk_fn_hc_finish(const MkPass& P, const MkModelStage& s, l
 #pragma unroll
     for (int i = 0; i < mkf::kN; ++i) pre[i] = pre_at[i];
     float* y = P.xn + row * d;
-    for (long long e = lane; e < d; e += 32) y[e] = num::hc_combine(pre, X + e, d);
+    // Both loops load eight elements' operands before using them (one memory latency per eight
+    // elements, not per element); each element's arithmetic is hc_combine's / the norm's.
+    for (long long e0 = lane; e0 < d; e0 += 32 * 8) {
+        float xs[8][mkf::kN];
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+#pragma unroll
+            for (int i = 0; i < mkf::kN; ++i) xs[k][i] = e0 + 32 * k < d ? X[i * d + e0 + 32 * k] : 0.0f;
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (e0 + 32 * k < d) y[e0 + 32 * k] = num::hc_combine(pre, xs[k], 1);
+    }
     arbor_syncwarp();
     const float scale = num::rms_scale(mkm::warp_dot_lanes(y, y, d, lane), static_cast<int>(d), P.d.rms_eps);
-    for (long long e = lane; e < d; e += 32) y[e] = num::mul_rn(num::mul_rn(y[e], scale), s.norm[e]);
+    for (long long e0 = lane; e0 < d; e0 += 32 * 8) {
+        float yv[8], wv[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const bool in = e0 + 32 * k < d;
+            yv[k] = in ? y[e0 + 32 * k] : 0.0f;
+            wv[k] = in ? s.norm[e0 + 32 * k] : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (e0 + 32 * k < d) y[e0 + 32 * k] = num::mul_rn(num::mul_rn(yv[k], scale), wv[k]);
+    }
     if (s.quantize_out) {
         arbor_syncwarp();
         mkm::warp_quantize(y, d, P.xq + row * (d / 32), lane);

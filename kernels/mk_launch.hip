@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
@@ -66,6 +67,9 @@ Status MkRuntime::init() {
     if ((e = hipMalloc(reinterpret_cast<void**>(&lines_), sizeof(MkDeviceLines))) != hipSuccess)
         return hip_error("cannot allocate the device control lines", e);
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
+    const char* packed = std::getenv("ARBOR_GPU_PACKED");
+    if (!mk_set_packed_off(packed && std::strcmp(packed, "0") == 0))
+        return make_error("cannot set the megakernel's packed-terms switch");
     return {};
 }
 

@@ -16,6 +16,8 @@ const void* megakernel_entry();
 // The phase clocks of mk_phase.hpp: zeroed and switched on (or off) for the next passes; read
 // back as profile rows ("phase NAME  total/marks").
 bool mk_phases_arm(bool on);
+// The row dots' packed-terms switch of mk_dot.hpp (ARBOR_GPU_PACKED=0: off, for A/B runs).
+bool mk_set_packed_off(bool off);
 void mk_phases_read(std::vector<std::string>& rows, int grid);
 
 class MkRuntime {

@@ -104,8 +104,13 @@ constexpr int kMkSmemFloats = 10176;
 constexpr int kMkStageFloats = 2048;
 
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
+// A range stages kTileRows rows of 32 sub-blocks (at most 1088 bytes, Q8_0) and kTileTokens
+// tokens' 32 Q8A blocks (40 bytes each) in the arena.
 constexpr int kTileRows = 16;
 constexpr int kTileTokens = 8;
+constexpr int kQ8ABytes = 40;  // sizeof(quant::BlockQ8A), asserted in arbor/quant.hpp (declared only here)
+static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmemFloats * 4,
+              "a tile range (Q8_0 rows, the widest) must fit the arena");
 
 // Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
 enum MkModelOp : int {

@@ -27,6 +27,14 @@
 #define ARBOR_HD
 #endif
 
+// Fixed-trip loops over a block's lanes or words: unrolled on the device, so that the arrays
+// they index stay in registers (a loop there indexes a local array, which lives in memory).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define ARBOR_UNROLL _Pragma("unroll")
+#else
+#define ARBOR_UNROLL
+#endif
+
 namespace arbor::quant::blocks {
 
 // ---- scalar helpers -----------------------------------------------------------------------
@@ -143,7 +151,9 @@ ARBOR_HD inline float lane_accumulate(float acc, SubTerms t, float xd) {
 
 // The fixed tree over 32 lanes: for s = 16..1, acc[j] += acc[j+s]. Overwrites acc.
 ARBOR_HD inline float combine_lanes(float* acc) {
+    ARBOR_UNROLL
     for (int s = 16; s >= 1; s >>= 1)
+        ARBOR_UNROLL
         for (int j = 0; j < s; ++j) acc[j] = add_rn(acc[j], acc[j + s]);
     return acc[0];
 }

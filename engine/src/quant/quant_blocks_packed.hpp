@@ -1,0 +1,259 @@
+// The dot's per-sub-block terms from 32-bit words: for the formats below, packed_terms<Fmt>
+// (Packed<Fmt>::apply of Packed<Fmt>::unpack) returns exactly Fmt::terms's SubTerms, computed
+// four products at a time (dp4a on NVIDIA, v_dot4_i32_iu8 on gfx11, a loop elsewhere). The integer sums of the contract are exact, so
+// any grouping of their products gives the same int32; the float parts (scales) are read and
+// converted exactly as Fmt::terms does. Other formats fall back to Fmt::terms.
+//
+// Unlike quant_blocks.hpp, which reads fields byte by byte, these read aligned words:
+//   - the activations `a` (a Q8A block's q: 4-byte aligned in every BlockQ8A array) by 4 bytes;
+//   - Q4_K, Q5_K and IQ4_XS blocks by 4 bytes (the block must be 4-byte aligned);
+//   - Q4_0, Q8_0 and Q6_K blocks by 2 bytes (the block must be 2-byte aligned).
+// packed_aligned<Fmt>(row) tells whether a row's blocks qualify (every block of a row does when
+// its first one does, the block sizes keeping the alignment).
+#pragma once
+
+#include "quant_blocks.hpp"
+#include "quant_blocks_k.hpp"
+
+namespace arbor::quant::blocks {
+
+// acc + the sum of the four signed byte products of w and a.
+ARBOR_HD inline int32_t dot4(uint32_t w, uint32_t a, int32_t acc) {
+#if defined(__CUDA_ARCH__)
+    return __dp4a(static_cast<int>(w), static_cast<int>(a), acc);
+#elif defined(__HIP_DEVICE_COMPILE__) && defined(__GFX11__)
+    return __builtin_amdgcn_sudot4(true, static_cast<int>(w), true, static_cast<int>(a), acc, false);
+#else
+    ARBOR_UNROLL
+    for (int k = 0; k < 4; ++k)
+        acc += int32_t(int8_t(uint8_t(w >> (8 * k)))) * int32_t(int8_t(uint8_t(a >> (8 * k))));
+    return acc;
+#endif
+}
+
+// An aligned little-endian word: p must be 4-byte (ld32_a4) or 2-byte (ld32_a2) aligned.
+ARBOR_HD inline uint32_t ld32_a4(const uint8_t* p) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    return *reinterpret_cast<const uint32_t*>(p);
+#else
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#endif
+}
+ARBOR_HD inline uint32_t ld32_a2(const uint8_t* p) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    const uint16_t* h = reinterpret_cast<const uint16_t*>(p);
+    return uint32_t(h[0]) | (uint32_t(h[1]) << 16);
+#else
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#endif
+}
+
+// The four table values of the four nibbles (one per byte, < 16) of n, packed as bytes; the
+// table is 16 signed bytes in four words, t0 holding entries 0..3.
+ARBOR_HD inline uint32_t lut16(uint32_t n, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
+#if defined(__CUDA_ARCH__)
+    // Two byte permutations over the table's halves (entries 0-7 and 8-15), then a per-byte
+    // choice by bit 3 of the nibble.
+    const uint32_t s = n & 0x07070707u, t4 = s | (s >> 4);
+    const uint32_t sel = (t4 & 0xffu) | ((t4 >> 8) & 0xff00u);
+    const uint32_t lo = __byte_perm(t0, t1, sel), hi = __byte_perm(t2, t3, sel);
+    const uint32_t mask = ((n >> 3) & 0x01010101u) * 0xffu;
+    return (lo & ~mask) | (hi & mask);
+#else
+    uint32_t r = 0;
+    ARBOR_UNROLL
+    for (int k = 0; k < 4; ++k) {
+        const uint32_t i = (n >> (8 * k)) & 15u;
+        const uint32_t w = i < 8 ? (i < 4 ? t0 : t1) : (i < 12 ? t2 : t3);  // selects, no indexed array
+        r |= ((w >> (8 * (i & 3))) & 0xffu) << (8 * k);
+    }
+    return r;
+#endif
+}
+
+// One sub-block's weights unpacked once, to be applied to any number of activation blocks
+// (the prefill tiles apply each to every token of the tile): the 32 codes as bytes, four to a
+// word, in element order (any offset the format subtracts is applied by apply()), the float
+// factors and the format's integer factors.
+struct PackedSub {
+    uint32_t q[8];
+    float ws, wm;
+    int32_t k1, k2;
+};
+
+ARBOR_HD inline int32_t dot32(const uint32_t* q, const int8_t* a) {
+    int32_t s = 0;
+    ARBOR_UNROLL
+    for (int j = 0; j < 8; ++j) s = dot4(q[j], ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
+    return s;
+}
+
+// Nibble words: low nibbles of bytes 4j..4j+3 are elements 4j.., high nibbles elements 16+4j...
+ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q, bool a4) {
+    ARBOR_UNROLL
+    for (int j = 0; j < 4; ++j) {
+        const uint32_t w = a4 ? ld32_a4(qs + 4 * j) : ld32_a2(qs + 4 * j);
+        q[j] = w & 0x0f0f0f0fu;
+        q[4 + j] = (w >> 4) & 0x0f0f0f0fu;
+    }
+}
+
+template <class Fmt>
+struct Packed {
+    static constexpr bool kHas = false;
+    static constexpr int kAlign = 1;
+};
+
+template <>
+struct Packed<Q4_0> {
+    static constexpr bool kHas = true;
+    static constexpr int kAlign = 2;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
+        PackedSub p;
+        nibble_words(b + 2, p.q, false);
+        p.ws = fp16_to_f32(ld16(b));
+        p.wm = 0.0f;
+        p.k1 = p.k2 = 0;
+        return p;
+    }
+    // codes = nibble - 8: dot(q, a) = dot(nibbles, a) + dot(-8, a) (from a itself, so the bits
+    // do not depend on the block's stored sum).
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
+        int32_t s = dot32(p.q, a);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) s = dot4(0xf8f8f8f8u, ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
+        return {p.ws, s, 0.0f, 0};
+    }
+};
+
+template <>
+struct Packed<Q8_0> {
+    static constexpr bool kHas = true;
+    static constexpr int kAlign = 2;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
+        PackedSub p;
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) p.q[j] = ld32_a2(b + 2 + 4 * j);
+        p.ws = fp16_to_f32(ld16(b));
+        p.wm = 0.0f;
+        p.k1 = p.k2 = 0;
+        return p;
+    }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
+};
+
+// Q4_K and Q5_K: k1 = the 6-bit scale, k2 = the 6-bit min; the low four bits of sub-block sb's
+// codes are nibbles of the 32 bytes at qs0 + 32 * (sb / 2).
+ARBOR_HD inline PackedSub k4_unpack(const uint8_t* b, int sb, const uint8_t* qs0) {
+    PackedSub p;
+    k4_scale_min(b + 4, sb, &p.k1, &p.k2);
+    const uint8_t* qs = qs0 + 32 * (sb / 2);
+    const int shift = 4 * (sb % 2);
+    ARBOR_UNROLL
+    for (int j = 0; j < 8; ++j) p.q[j] = (ld32_a4(qs + 4 * j) >> shift) & 0x0f0f0f0fu;
+    p.ws = fp16_to_f32(ld16(b));
+    p.wm = -fp16_to_f32(ld16(b + 2));
+    return p;
+}
+
+template <>
+struct Packed<Q4_K> {
+    static constexpr bool kHas = true;
+    static constexpr int kAlign = 4;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) { return k4_unpack(b, sb, b + 16); }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t asum) {
+        return {p.ws, p.k1 * dot32(p.q, a), p.wm, p.k2 * asum};
+    }
+};
+
+// Q5_K: Q4_K's nibbles (at b + 48) plus a fifth bit per element, bit sb of the 32 bytes at b + 16.
+template <>
+struct Packed<Q5_K> : Packed<Q4_K> {
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
+        PackedSub p = k4_unpack(b, sb, b + 48);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) p.q[j] |= ((ld32_a4(b + 16 + 4 * j) >> sb) & 0x01010101u) << 4;
+        return p;
+    }
+};
+
+// Q6_K: the codes are u - 32 with u = 6 bits (0..63), kept as u; k1, k2 = the two 16-element
+// groups' signed scales. Each group's dot is dot(u, a) + dot(-32, a).
+template <>
+struct Packed<Q6_K> {
+    static constexpr bool kHas = true;
+    static constexpr int kAlign = 2;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
+        PackedSub p;
+        const int h = sb / 4, k = sb % 4;
+        const uint8_t* ql = b + 64 * h + 32 * (k & 1);
+        const uint8_t* qh = b + 128 + 32 * h;
+        const int lshift = 4 * (k >> 1), hshift = 2 * k;
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j)
+            p.q[j] = ((ld32_a2(ql + 4 * j) >> lshift) & 0x0f0f0f0fu) | (((ld32_a2(qh + 4 * j) >> hshift) & 0x03030303u) << 4);
+        p.k1 = int8_t(b[192 + 2 * sb]);
+        p.k2 = int8_t(b[192 + 2 * sb + 1]);
+        p.ws = fp16_to_f32(ld16(b + 208));
+        p.wm = 0.0f;
+        return p;
+    }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
+        int32_t half[2];
+        ARBOR_UNROLL
+        for (int g = 0; g < 2; ++g) {
+            int32_t s = 0;
+            ARBOR_UNROLL
+            for (int j = 4 * g; j < 4 * g + 4; ++j) {
+                const uint32_t av = ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j);
+                s = dot4(p.q[j], av, s);
+                s = dot4(0xe0e0e0e0u, av, s);  // -32 in each byte
+            }
+            half[g] = s;
+        }
+        return {p.ws, p.k1 * half[0] + p.k2 * half[1], 0.0f, 0};
+    }
+};
+
+// IQ4_XS: the codes are the table's values; k1 = the sub-block's scale - 32.
+template <>
+struct Packed<IQ4_XS> {
+    static constexpr bool kHas = true;
+    static constexpr int kAlign = 4;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
+        // iq4nl_value's table as four little-endian words: -127 -104 -83 -65 | -49 -35 -22 -10 |
+        // 1 13 25 38 | 53 69 89 113
+        constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;
+        PackedSub p;
+        nibble_words(b + 8 + 16 * sb, p.q, true);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], t0, t1, t2, t3);
+        p.k1 = iq4xs_scale(b, sb) - 32;
+        p.k2 = 0;
+        p.ws = fp16_to_f32(ld16(b));
+        p.wm = 0.0f;
+        return p;
+    }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
+        return {p.ws, p.k1 * dot32(p.q, a), 0.0f, 0};
+    }
+};
+
+// Fmt::terms's result, from words where the format has a packed form.
+template <class Fmt>
+ARBOR_HD inline SubTerms packed_terms(const uint8_t* b, int sb, const int8_t* a, int32_t asum) {
+    if constexpr (Packed<Fmt>::kHas) return Packed<Fmt>::apply(Packed<Fmt>::unpack(b, sb), a, asum);
+    else return Fmt::terms(b, sb, a, asum);
+}
+
+// Whether packed_terms may read the blocks of a row starting at `row`.
+template <class Fmt>
+ARBOR_HD inline bool packed_aligned(const void* row) {
+    return (reinterpret_cast<unsigned long long>(row) & static_cast<unsigned long long>(Packed<Fmt>::kAlign - 1)) == 0;
+}
+
+}  // namespace arbor::quant::blocks

@@ -1,0 +1,117 @@
+// The packed sub-block terms (engine/src/quant/quant_blocks_packed.hpp, which the GPU row dots
+// and tiles use) against each format's reference terms: for random blocks and activations,
+// including the extreme codes and activations, every sub-block's SubTerms must be identical
+// (the float fields bit for bit, the integer sums exactly). Runs the portable form of dot4 and
+// of the IQ4 table lookup; the GPU forms are checked by gpu_logits_exact on the device.
+#include "quant/quant_blocks_packed.hpp"
+
+#include <QRandomGenerator>
+#include <QtTest>
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace qb = arbor::quant::blocks;
+
+namespace {
+
+// Offsets of the fp16 fields of one block, made finite so the float fields compare by bits.
+template <class Fmt>
+std::vector<int> half_fields() {
+    if constexpr (std::is_same_v<Fmt, qb::Q4_K> || std::is_same_v<Fmt, qb::Q5_K>) return {0, 2};
+    else if constexpr (std::is_same_v<Fmt, qb::Q6_K>) return {208};
+    else if constexpr (std::is_same_v<Fmt, qb::Q2_K>) return {80, 82};
+    else return {0};
+}
+
+bool same(const qb::SubTerms& x, const qb::SubTerms& y) {
+    return std::memcmp(&x.ws, &y.ws, 4) == 0 && x.i1 == y.i1 && std::memcmp(&x.wm, &y.wm, 4) == 0 && x.i2 == y.i2;
+}
+
+// mode 0: random bytes; 1: every byte 0xff (largest codes); 2: every byte 0 (smallest codes).
+template <class Fmt>
+int check_format(QRandomGenerator& rng, int blocks, const char* name) {
+    int checked = 0;
+    // 16-byte aligned storage; the blocks sit at offset `lead` (a multiple of the format's
+    // packed alignment) so the row start is as aligned as the format requires and no more.
+    constexpr int kLead = qb::Packed<Fmt>::kAlign;
+    std::vector<uint32_t> store((kLead + Fmt::kBytes + 16) / 4 + 1);
+    std::vector<uint32_t> astore(8 + 1);
+    for (int i = 0; i < blocks; ++i) {
+        const int mode = i < 4 ? 1 : i < 8 ? 2 : 0;
+        uint8_t* b = reinterpret_cast<uint8_t*>(store.data()) + kLead;
+        for (int k = 0; k < Fmt::kBytes; ++k) b[k] = mode == 1 ? 0xff : mode == 2 ? 0 : uint8_t(rng.bounded(256));
+        for (int off : half_fields<Fmt>()) {
+            const uint16_t h = uint16_t((rng.bounded(2) << 15) | (rng.bounded(1, 30) << 10) | rng.bounded(1024));
+            b[off] = uint8_t(h);
+            b[off + 1] = uint8_t(h >> 8);
+        }
+        int8_t* a = reinterpret_cast<int8_t*>(astore.data());
+        int32_t asum = 0;
+        for (int k = 0; k < 32; ++k) {
+            const int v = (i % 3 == 1) ? 127 : (i % 3 == 2) ? -127 : int(rng.bounded(255)) - 127;
+            a[k] = int8_t(v);
+            asum += v;
+        }
+        for (int sb = 0; sb < Fmt::kSubs; ++sb) {
+            const qb::SubTerms want = Fmt::terms(b, sb, a, asum);
+            // Formats without a min term ignore the block's stored sum: so must the packed form.
+            const int32_t pasum = Fmt::kHasMin ? asum : asum + 12345;
+            const qb::SubTerms got = qb::packed_terms<Fmt>(b, sb, a, pasum);
+            if (!same(want, got)) {
+                qWarning("%s block %d sub-block %d: packed (%g, %d, %g, %d), reference (%g, %d, %g, %d)", name, i, sb,
+                         double(got.ws), got.i1, double(got.wm), got.i2, double(want.ws), want.i1, double(want.wm),
+                         want.i2);
+                return -1;
+            }
+            ++checked;
+        }
+    }
+    return checked;
+}
+
+}  // namespace
+
+class TestPackedTerms : public QObject {
+    Q_OBJECT
+private slots:
+    void matchesReference() {
+        QRandomGenerator rng(20261130);
+        const int n = 4000;
+        QCOMPARE(check_format<qb::Q4_0>(rng, n, "Q4_0"), n);
+        QCOMPARE(check_format<qb::Q8_0>(rng, n, "Q8_0"), n);
+        QCOMPARE(check_format<qb::Q4_K>(rng, n, "Q4_K"), 8 * n);
+        QCOMPARE(check_format<qb::Q5_K>(rng, n, "Q5_K"), 8 * n);
+        QCOMPARE(check_format<qb::Q6_K>(rng, n, "Q6_K"), 8 * n);
+        QCOMPARE(check_format<qb::IQ4_XS>(rng, n, "IQ4_XS"), 8 * n);
+    }
+
+    // Formats without a packed form fall back to their reference terms.
+    void fallsBack() {
+        static_assert(!qb::Packed<qb::Q2_K>::kHas && !qb::Packed<qb::IQ4_NL>::kHas);
+        QRandomGenerator rng(7);
+        QCOMPARE(check_format<qb::Q2_K>(rng, 200, "Q2_K"), 8 * 200);
+    }
+
+    void lut16PicksEachEntry() {
+        constexpr uint32_t t0 = 0x03020100u, t1 = 0x07060504u, t2 = 0x0b0a0908u, t3 = 0x0f0e0d0cu;
+        for (uint32_t i = 0; i < 16; ++i)
+            for (uint32_t j = 0; j < 16; ++j) {
+                const uint32_t n = i | (j << 8) | (((i + j) & 15) << 16) | ((15 - i) << 24);
+                QCOMPARE(qb::lut16(n, t0, t1, t2, t3), n);  // the identity table returns the indices
+            }
+    }
+
+    void alignmentRule() {
+        alignas(16) uint8_t buf[32] = {};
+        QVERIFY(qb::packed_aligned<qb::Q4_K>(buf));
+        QVERIFY(!qb::packed_aligned<qb::Q4_K>(buf + 2));
+        QVERIFY(qb::packed_aligned<qb::Q6_K>(buf + 2));
+        QVERIFY(!qb::packed_aligned<qb::Q6_K>(buf + 1));
+        QVERIFY(qb::packed_aligned<qb::Q2_K>(buf + 1));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPackedTerms)
+#include "test_packed_terms.moc"
