@@ -37,14 +37,16 @@ using gpu::MkStage;
 using gpu::MkW;
 using quant::BlockQ8A;
 
-// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 in the
-// environment turns the tiles off (the per-token row dots then run every pass), for A/B runs;
-// it is read once per process.
+// An A/B switch: NAME=0 in the environment turns a lever off (each caller reads it once per process).
+bool env_off(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, "0") == 0;
+}
+
+// Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 turns the
+// tiles off (the per-token row dots then run every pass).
 bool tile_type(TensorType t) {
-    static const bool off = [] {
-        const char* v = std::getenv("ARBOR_GPU_TILES");
-        return v && std::strcmp(v, "0") == 0;
-    }();
+    static const bool off = env_off("ARBOR_GPU_TILES");
     if (off) return false;
     return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
            t == TensorType::Q6_K || t == TensorType::IQ4_XS;
@@ -483,6 +485,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.outputs_only = s.outputs_only;
             a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
+            static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
+            a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv, rt_->grid());
             if (s.weight) a.w = dev_weight(*s.weight).value();
             std::vector<Step> st;
             auto q_step = [&](int buf, int64_t rows) {  // one item per Q8A block
@@ -518,9 +522,9 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 if (MC == 1) {  // one chunk per token: the chunk is the attention (no combine level)
                     gpu::MkModelStage one = a;
                     one.direct = 1;
-                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T, one, " one chunk", &s});
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, " one chunk", &s});
                 } else {
-                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC, a, " chunks", &s});
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks", &s});
                     st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, " combine", &s});
                 }
                 break;

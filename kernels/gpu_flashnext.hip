@@ -218,7 +218,7 @@ void FlashNextDevice::steps(const plan::Stage& s, const MkModelStage& base, int6
         if (sparse) out.push_back({kOpFnIdxSelect, T, a, ""});
         break;
     case Op::SparseAttention:
-        out.push_back({kOpFnAttnChunk, c.n_head_kv * T * MC, a, " chunks"});
+        out.push_back({kOpFnAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks"});
         out.push_back({kOpFnAttnCombine, c.n_head_kv * T, a, " combine"});
         break;
     case Op::MatMulHcPost: out.push_back({kOpFnMatMulHcPost, (c.n_embd + 1) / 2, a, ""}); break;

@@ -45,6 +45,7 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
 // sparse chunk), and their dispatch.
 __device__ inline bool mk_is_workgroup_op(int op) {
     return op == kOpRmsNorm || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
+           op == kOpFnHcDots || op == kOpFnHcFinish || op == kOpFnIdxSelect || op == kOpFnAttnCombine ||
            op == kOpMatMulAddTile || op == kOpGatedFfnTile || op == kOpQkvDotsTile;
 }
 
@@ -55,6 +56,10 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
     case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
     case kOpFnAttnChunk: mk_fn_attn_chunk_block(P, s, item, smem); break;
+    case kOpFnHcDots: mk_fn_hc_dots_block(P, s, item, smem); break;
+    case kOpFnHcFinish: mk_fn_hc_finish_block(P, s, item, smem); break;
+    case kOpFnIdxSelect: mk_fn_idx_select_block(P, item, smem); break;
+    case kOpFnAttnCombine: mk_attn_combine_block(P, s, item, smem); break;  // skips the empty chunks
     case kOpMatMulAddTile: mk_matmul_add_tile(P, s, item, smem); break;
     case kOpGatedFfnTile: mk_gated_ffn_tile(P, s, item, smem); break;
     case kOpQkvDotsTile: mk_qkv_dots_tile(P, s, item, smem); break;

@@ -190,8 +190,9 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
     }
 }
 
-// Item ((g * T) + t) * max_chunks + ch: chunk ch of the attention of the q heads of kv head g
-// for token t. With s.direct (the pass has one chunk per token) the chunk is the whole
+// Item (((g * T) + t) * max_chunks + ch) * head_parts + part: chunk ch of the attention of
+// the q heads of kv head g for token t, heads h0 .. h0 + gh - 1 of the group (part p of
+// s.head_parts takes gh = group / head_parts heads from h0 = p * gh). With s.direct (the pass has one chunk per token) the chunk is the whole
 // attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
 // L = fmaf(l, w, 0), O = fmaf(o, w, 0), out = O / L) and written straight to Att (and AttQ);
 // otherwise o, m, l go to attn_part for the combine stage.
@@ -215,7 +216,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // far slower than their instruction counts).
 template <class Cells>
 __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
-                                        const Cells& cells, int n, float* smem) {
+                                        const Cells& cells, int n, int h0, int gh, float* smem) {
     const MkDims& d = P.d;
     const long long MC = P.max_chunks;
     const int group = static_cast<int>(d.n_head / d.n_head_kv);
@@ -223,15 +224,15 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const int eb = static_cast<int>(d.kv_elem_bytes);
     const long long first = ch * mkm::kChunk;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    float* qs = smem;                              // [group][hdk]
-    float* sc = qs + group * hdk;                  // [group][256]
+    float* qs = smem;                              // [gh][hdk]
+    float* sc = qs + gh * hdk;                     // [gh][256]
     float* ms = sc + group * mkm::kChunk;          // [16] chunk maxima
     float* ls = ms + 16;                           // [16] chunk sums
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
     const long long stage_bytes = (static_cast<long long>(kMkSmemFloats) - (stage - reinterpret_cast<uint8_t*>(smem)) / 4) * 4;
-    const float* qg = P.q + t * d.n_head * hdk + g * group * hdk;
+    const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
-    for (int i = tid; i < group * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
@@ -242,16 +243,16 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     //    dot and the combine_lanes tree in registers (no shuffles).
     const int krow_f = hdk + 1, vrow = hdv * eb;
     // A piece's (head, cell) dots are spread over the 256 threads: a piece of a multiple of
-    // 256 / group cells gives every thread the same number of them.
+    // 256 / gh cells gives every thread the same number of them.
     int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
-    if (const int per = kMkBlockThreads / group; kpiece > per) kpiece -= kpiece % per;
+    if (const int per = kMkBlockThreads / gh; kpiece > per) kpiece -= kpiece % per;
     float* kst = reinterpret_cast<float*>(stage);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
         block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
         __syncthreads();
         pc.mark(kPhAttnKStage);
-        for (int p = tid; p < np * group; p += kMkBlockThreads) {
+        for (int p = tid; p < np * gh; p += kMkBlockThreads) {
             const int h = p / np, j = p - h * np;  // a warp's threads: consecutive cells of a head
             const float* kj = kst + j * krow_f;
             sc[h * mkm::kChunk + c0 + j] =
@@ -262,7 +263,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
     // 3. max, exponentials and l per head
-    for (int h = warp; h < group; h += kMkBlockWarps) {
+    for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
         float m = e[0];
         for (int j = lane; j < n; j += 32)
@@ -295,7 +296,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 4. o over the cells in order, V piece by piece
     const int slices = kMkBlockThreads / hdv;  // hdv <= 256 (host check)
     const int dd = tid % hdv, slice = tid / hdv;
-    constexpr int kMaxHeads = 16;  // group <= 16 (host check): ceil(group / slices) heads per thread
+    constexpr int kMaxHeads = 16;  // group <= 16 (host check): ceil(gh / slices) heads per thread
     float o[kMaxHeads];
 #pragma unroll
     for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
@@ -318,7 +319,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
-                    if (h >= group) continue;
+                    if (h >= gh) continue;
                     const float* e = sc + h * mkm::kChunk + c0 + j;
                     float e8[8];
 #pragma unroll
@@ -332,7 +333,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
-                    if (h < group) o[k] = fmaf(sc[h * mkm::kChunk + c0 + j], vj, o[k]);
+                    if (h < gh) o[k] = fmaf(sc[h * mkm::kChunk + c0 + j], vj, o[k]);
                 }
             }
         }
@@ -340,11 +341,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
     if (slice < slices) {
         if (s.direct) {
-            float* out = P.att + t * d.n_head * hdv + g * group * hdv;
+            float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;
 #pragma unroll
             for (int k = 0; k < kMaxHeads; ++k) {
                 const int h = slice + k * slices;
-                if (h >= group) continue;
+                if (h >= gh) continue;
                 // The combine of one chunk, literally: w = exp_f(m - m), L = fmaf(l, w, +0),
                 // O = fmaf(o, w, +0) (this turns an o of -0, which an underflowing fmaf can
                 // give, into +0 as the CPU's combine does).
@@ -352,11 +353,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
                 out[h * hdv + dd] = num::div_rn(fmaf(o[k], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
-            float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+            float* part = P.attn_part + (((t * d.n_head_kv + g) * MC + ch) * group + h0) * (hdv + 2);
 #pragma unroll
             for (int k = 0; k < kMaxHeads; ++k) {
                 const int h = slice + k * slices;
-                if (h >= group) continue;
+                if (h >= gh) continue;
                 float* r = part + h * (hdv + 2);
                 r[dd] = o[k];
                 if (dd == 0) {
@@ -366,65 +367,106 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             }
         }
     }
-    if (s.direct && s.quantize_out) {
+    if (s.direct && s.quantize_out) {  // hdv is a multiple of 32: the span is whole Q8A blocks
         __syncthreads();
-        const long long span = static_cast<long long>(group) * hdv;
-        mkb::block_quantize(P.att + t * d.n_head * hdv + g * span, span, P.attq + (t * d.n_head * hdv + g * span) / 32);
+        const long long at = t * d.n_head * hdv + (g * group + h0) * hdv, span = static_cast<long long>(gh) * hdv;
+        mkb::block_quantize(P.att + at, span, P.attq + at / 32);
     }
     pc.mark(kPhAttnWrite);
 }
 
-__device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+// An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.
+struct ChunkItem {
+    long long g, t, ch;
+    int h0, gh;
+};
+
+__device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, long long item) {
     const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
-    const long long pos = P.pos[t];
-    if (ch > pos / mkm::kChunk) return;
-    const long long first = ch * mkm::kChunk;
-    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
-    attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, n, smem);
+    const int parts = s.head_parts > 1 ? s.head_parts : 1;
+    const int gh = static_cast<int>(P.d.n_head / P.d.n_head_kv) / parts;
+    const long long c = item / parts;
+    return {c / (T * MC), (c / MC) % T, c % MC, static_cast<int>(item % parts) * gh, gh};
 }
 
-// Item g * T + t: the chunks of (g, t) combined in chunk order; warp w takes heads w, w+8, ...
-// Its lanes first compute the chunk weights w_c = exp_f(m_c - M) into shared memory (each once),
-// then lane 0 runs L and every lane its dims' O over the chunks in order.
-__device__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+__device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const ChunkItem it = chunk_item(P, s, item);
+    const long long pos = P.pos[it.t];
+    if (it.ch > pos / mkm::kChunk) return;
+    const long long first = it.ch * mkm::kChunk;
+    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+    attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
+}
+
+// Item g * T + t: the chunks of (g, t) combined in chunk order (numerics.hpp), skipping the
+// chunks marked empty (l < 0: flashnext's chunks without an attended cell; a computed chunk has
+// l >= 1, so a dense pass skips none). Warp w takes heads w, w + 8, ...:
+//  1. M: the first unskipped chunk's m, then the max over the unskipped ones, lane by lane and
+//     across the lanes (a max is the same in any order, and a NaN first m stays, as in a
+//     sequential loop);
+//  2. the lanes put each chunk's l and weight w_c = exp_f(m_c - M) in shared memory (each once);
+//  3. lane 0 runs L and every lane its dims' O over the chunks in order, the O loop loading eight
+//     chunks' values before their fmafs (one latency per eight chunks, not one per chunk).
+// Both the dense combine and flashnext's run here.
+__device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const MkDims& d = P.d;
     const long long T = P.n_tokens, MC = P.max_chunks;
     const long long g = item / T, t = item % T;
     const int group = static_cast<int>(d.n_head / d.n_head_kv), hdv = static_cast<int>(d.hd_v);
-    const long long stride = hdv + 2;
+    const long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
     const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
-    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
+    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs;
     const long long att_w = d.n_head * hdv;
     float* out = P.att + t * att_w + g * group * hdv;
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
-    const int per_warp = kMkSmemFloats / kMkBlockWarps;  // weights cached when n_chunks fits
-    float* wsh = smem + warp * per_warp;
+    const int per_warp = kMkSmemFloats / kMkBlockWarps;
+    const bool cached = 2 * n_chunks <= per_warp;  // l and w of every chunk fit the warp's share
+    float* lsh = smem + warp * per_warp;
+    float* wsh = lsh + n_chunks;
     for (int h = warp; h < group; h += kMkBlockWarps) {
-        float M = part[h * stride + hdv];
+        const float* ph = part + h * (hdv + 2);  // chunk c's row of head h: ph + c * cs
+        int f = n_chunks;                        // the first unskipped chunk
+        for (int c0 = 0; c0 < n_chunks && f == n_chunks; c0 += 32) {
+            const int c = c0 + lane;
+            const unsigned b = arbor_ballot(c < n_chunks && !(ph[c * cs + hdv + 1] < 0.0f));
+            if (b) f = c0 + __ffs(static_cast<int>(b)) - 1;
+        }
+        float M = f < n_chunks ? ph[f * cs + hdv] : 0.0f;
         for (int c = lane; c < n_chunks; c += 32) {
-            const float m = part[(c * group + h) * stride + hdv];
-            if (m > M) M = m;
+            const float* r = ph + c * cs;
+            if (r[hdv + 1] < 0.0f) continue;
+            if (r[hdv] > M) M = r[hdv];
         }
         for (int o = 16; o >= 1; o >>= 1) {
             const float x = __shfl_xor(M, o);
             if (x > M) M = x;
         }
-        const bool cached = n_chunks <= per_warp;
         if (cached)
-            for (int c = lane; c < n_chunks; c += 32)
-                wsh[c] = num::attn_chunk_weight(part[(c * group + h) * stride + hdv], M);
+            for (int c = lane; c < n_chunks; c += 32) {
+                lsh[c] = ph[c * cs + hdv + 1];
+                wsh[c] = num::attn_chunk_weight(ph[c * cs + hdv], M);
+            }
         arbor_syncwarp();
-        auto weight = [&](int c) {
-            return cached ? wsh[c] : num::attn_chunk_weight(part[(c * group + h) * stride + hdv], M);
-        };
+        auto l_of = [&](int c) { return cached ? lsh[c] : ph[c * cs + hdv + 1]; };
+        auto w_of = [&](int c) { return cached ? wsh[c] : num::attn_chunk_weight(ph[c * cs + hdv], M); };
         float L = 0.0f;
         if (lane == 0)
-            for (int c = 0; c < n_chunks; ++c) L = fmaf(part[(c * group + h) * stride + hdv + 1], weight(c), L);
+            for (int c = 0; c < n_chunks; ++c)
+                if (const float l = l_of(c); !(l < 0.0f)) L = fmaf(l, w_of(c), L);
         L = __shfl(L, 0);
         for (int dd = lane; dd < hdv; dd += 32) {
             float o = 0.0f;
-            for (int c = 0; c < n_chunks; ++c) o = fmaf(part[(c * group + h) * stride + dd], weight(c), o);
+            int c = 0;
+            for (; c + 8 <= n_chunks; c += 8) {
+                float v[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) v[u] = ph[(c + u) * cs + dd];  // a skipped chunk's is unused
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    if (!(l_of(c + u) < 0.0f)) o = fmaf(v[u], w_of(c + u), o);
+            }
+            for (; c < n_chunks; ++c)
+                if (!(l_of(c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(c), o);
             out[h * hdv + dd] = num::div_rn(o, L);
         }
         arbor_syncwarp();

@@ -68,9 +68,9 @@ enum MkFnOp : int {
     kOpFnIdxFinish = 44,      // (t, j): j < H_I query head j (RoPE, scale); H_I: weights; H_I + 1: the
                               // pooled key of the block t completes                         items: T * (H_I + 2)
     kOpFnIdxScore = 45,       // (t, g): scores of blocks [32g, 32g + 32), one lane per block  items: T * 2 * max_chunks
-    kOpFnIdxSelect = 46,      // Sel[t]: the top budget/4 blocks, in increasing order       items: T
-    kOpFnAttnChunk = 47,      // chunk ch of (g, t) over its attended cells                 items: n_kv * T * max_chunks
-    kOpFnAttnCombine = 48,    // the non-empty chunks of (g, t) combined in order (+ AttQ)  items: n_kv * T
+    kOpFnIdxSelect = 46,      // Sel[t]: the top budget/4 blocks, in increasing order, by a workgroup  items: T
+    kOpFnAttnChunk = 47,      // chunk ch of (g, t) over its attended cells   items: n_kv * T * max_chunks * head_parts
+    kOpFnAttnCombine = 48,    // the non-empty chunks of (g, t) combined in order (+ AttQ), by a workgroup (mk_attn_combine_block)  items: n_kv * T
     kOpFnMatMulHcPost = 49,   // rows 2j, 2j+1 of W . Att[t]; the four streams' update       items: ceil(n_embd / 2)
     kOpFnSharedGate = 50,     // GS[t] = sigmoid(gate_inp_shexp . XN[t])                     items: T
     kOpFnSharedFfn = 51,      // HS[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t])            items: n_ff_shexp

@@ -65,66 +65,23 @@ __device__ inline ChunkCells chunk_cells(const MkPass& P, long long t, long long
 
 }  // namespace mkf
 
-// Item ((g * T) + t) * max_chunks + ch, run by a whole workgroup: chunk ch of the attention of
-// the q heads of kv head g for token t over its attended cells (mk_block_ops.hpp's chunk with
-// this cell map). Writes o[hd_v], m, l per head into attn_part; a chunk without attended cells
-// writes l = -1.
+// Item (((g * T) + t) * max_chunks + ch) * head_parts + part, run by a whole workgroup: chunk
+// ch of the attention of (a part of) the q heads of kv head g for token t over its attended
+// cells (mk_block_ops.hpp's chunk with this cell map). Writes o[hd_v], m, l per head into
+// attn_part; a chunk without attended cells writes l = -1.
 __device__ inline void mk_fn_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const MkDims& d = P.d;
-    const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / (T * MC), t = (item / MC) % T, ch = item % MC;
-    if (ch > P.pos[t] / mkm::kChunk) return;
-    const mkf::ChunkCells cells = mkf::chunk_cells(P, t, ch);
+    const ChunkItem it = chunk_item(P, s, item);
+    if (it.ch > P.pos[it.t] / mkm::kChunk) return;
+    const mkf::ChunkCells cells = mkf::chunk_cells(P, it.t, it.ch);
     if (cells.n == 0) {
         const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v;
-        float* part = P.attn_part + ((t * d.n_head_kv + g) * MC + ch) * group * (hdv + 2);
+        float* part = P.attn_part + (((it.t * d.n_head_kv + it.g) * P.max_chunks + it.ch) * group + it.h0) * (hdv + 2);
         if (threadIdx.x == 0)
-            for (long long h = 0; h < group; ++h) part[h * (hdv + 2) + hdv + 1] = -1.0f;
+            for (int h = 0; h < it.gh; ++h) part[h * (hdv + 2) + hdv + 1] = -1.0f;
         return;
     }
-    attn_chunk_cells(P, s, g, t, ch, cells, static_cast<int>(cells.n), smem);
-}
-
-// Item g * T + t: the non-empty chunks of (g, t) combined in chunk order (+ AttQ).
-__device__ inline void mk_fn_attn_combine(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const MkDims& d = P.d;
-    const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / T, t = item % T;
-    const long long group = d.n_head / d.n_head_kv, hdv = d.hd_v, stride = hdv + 2;
-    const long long n_chunks = P.pos[t] / mkm::kChunk + 1;
-    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * group * stride;
-    const long long att_w = d.n_head * hdv;
-    float* out = P.att + t * att_w + g * group * hdv;
-    for (long long h = 0; h < group; ++h) {
-        float M = 0.0f;
-        bool have = false;
-        for (long long ch = 0; ch < n_chunks; ++ch) {
-            const float* r = part + (ch * group + h) * stride;
-            if (r[hdv + 1] < 0.0f) continue;
-            if (!have || r[hdv] > M) M = r[hdv];
-            have = true;
-        }
-        float L = 0.0f;
-        for (long long ch = 0; ch < n_chunks; ++ch) {
-            const float* r = part + (ch * group + h) * stride;
-            if (r[hdv + 1] < 0.0f) continue;
-            L = fmaf(r[hdv + 1], num::attn_chunk_weight(r[hdv], M), L);
-        }
-        for (long long dd = lane; dd < hdv; dd += 32) {
-            float o = 0.0f;
-            for (long long ch = 0; ch < n_chunks; ++ch) {
-                const float* r = part + (ch * group + h) * stride;
-                if (r[hdv + 1] < 0.0f) continue;
-                o = fmaf(r[dd], num::attn_chunk_weight(r[hdv], M), o);
-            }
-            out[h * hdv + dd] = num::div_rn(o, L);
-        }
-    }
-    if (s.quantize_out) {
-        arbor_syncwarp();
-        const long long span = group * hdv;
-        mkm::warp_quantize(out, span, P.attq + (t * att_w + g * span) / 32, lane);
-    }
+    attn_chunk_cells(P, s, it.g, it.t, it.ch, cells, static_cast<int>(cells.n), it.h0, it.gh, smem);
 }
 
 }  // namespace arbor::gpu

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "arbor_hip.hpp"
+#include "mk_block_ops.hpp"
 #include "mk_dot.hpp"
 #include "mk_flashnext.hpp"
 #include "mk_model.hpp"
@@ -177,70 +178,118 @@ __device__ inline void mk_fn_idx_score(const MkPass& P, const MkModelStage& s, l
     F.scores[t * stride + b] = score;
 }
 
-// Item t: Sel[t] = the budget/4 blocks b < pos/4 ranked first by (score descending, block
-// ascending), in increasing block order. Radix select over the 32-bit keys, 8 bits a round:
-// the warp's histogram of the keys that match the prefix so far (shared memory, integer
-// counts), then the digit holding the k-th largest; at the end the prefix is the K-th largest
-// key T and k the number of blocks equal to T to take (the lowest ones). A last sweep writes
-// every block above T and the first k equal to T, in block order.
-__device__ inline void mk_fn_idx_select(const MkPass& P, long long t, int lane) {
-    __shared__ unsigned hist_all[8][256];  // one histogram per warp of a 256-thread workgroup
+// The radix select's step (warp 0 of the item): hist holds the counts of the keys matching the
+// prefix so far by their digit at this round's shift; returns the digit holding the k-th
+// largest key and puts in *k_in its rank among the keys with that digit. Lane j holds bins
+// 255 - 8j - i, i = 0..7: the bins in descending order over the lanes.
+__device__ inline int select_digit(const unsigned* hist, unsigned k, int lane, unsigned* k_in) {
+    unsigned c[8], sum = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) c[i] = hist[255 - 8 * lane - i], sum += c[i];
+    unsigned incl = sum;
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned v = __shfl(incl, lane >= o ? lane - o : lane);
+        if (lane >= o) incl += v;
+    }
+    const unsigned excl = incl - sum;
+    const bool here = excl < k && k <= incl;
+    int digit = 0;
+    unsigned kin = 0;
+    if (here) {
+        unsigned cum = excl;
+        bool found = false;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            if (!found && cum + c[i] >= k) found = true, digit = 255 - 8 * lane - i, kin = k - cum;
+            else if (!found) cum += c[i];
+        }
+    }
+    const int owner = __ffs(static_cast<int>(arbor_ballot(here))) - 1;
+    *k_in = __shfl(kin, owner);
+    return __shfl(digit, owner);
+}
+
+// Item t, run by a whole workgroup: Sel[t] = the budget/4 blocks b < pos/4 ranked first by
+// (score descending, block ascending), in increasing block order. Radix select over the 32-bit
+// keys, 8 bits a round: the workgroup's histogram of the keys that match the prefix so far
+// (shared memory, integer counts, so the order of the adds does not matter), then warp 0 finds
+// the digit holding the k-th largest; at the end the prefix is the K-th largest key T and k the
+// number of blocks equal to T to take (the lowest ones). The keys are read from the scores once
+// into shared memory when they fit (up to about 39k cells), eight loads in flight per thread.
+// The last sweep: warp w takes the w-th eighth of the blocks (whole 32-block steps), counts its
+// blocks above T and equal to T, and after a barrier writes every block above T and the
+// equal ones whose rank among all equal ones is below k, at the place the counts of the warps
+// before it give: the same set in the same order as one sequential sweep.
+__device__ __noinline__ inline void mk_fn_idx_select_block(const MkPass& P, long long t, float* smem) {
     const MkFnPass& F = *P.fn;
     const long long pos = P.pos[t];
     if (!mkf::index_sparse(F, pos)) return;
-    const long long nb = pos / mkf::kPoolCells, K = F.budget / mkf::kPoolCells;
+    const int nb = static_cast<int>(pos / mkf::kPoolCells), K = static_cast<int>(F.budget / mkf::kPoolCells);
     const float* sc = F.scores + t * mkf::kBlocksPerPage * P.max_chunks;
-    unsigned* hist = hist_all[threadIdx.x / 32];
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    unsigned* hist = reinterpret_cast<unsigned*>(smem);  // [256]
+    unsigned* bc = hist + 256;                           // [2] the round's digit and k; [8][2] the sweep's counts
+    unsigned* keys = bc + 32;
+    const bool cached = nb <= kMkSmemFloats - 256 - 32;
+    if (cached) {
+        constexpr int kU = 8;
+        for (int b0 = tid; b0 < nb; b0 += kMkBlockThreads * kU) {
+            float v[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b0 + u * kMkBlockThreads < nb) v[u] = sc[b0 + u * kMkBlockThreads];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (b0 + u * kMkBlockThreads < nb) keys[b0 + u * kMkBlockThreads] = mkf::score_key(v[u]);
+        }
+    }
+    auto key = [&](int b) { return cached ? keys[b] : mkf::score_key(sc[b]); };
     unsigned prefix = 0, mask = 0, k = static_cast<unsigned>(K);
     for (int shift = 24; shift >= 0; shift -= 8) {
-        for (int i = lane; i < 256; i += 32) hist[i] = 0;
-        arbor_syncwarp();
-        for (long long b = lane; b < nb; b += 32) {
-            const unsigned u = mkf::score_key(sc[b]);
+        hist[tid] = 0;  // 256 threads, 256 bins
+        __syncthreads();
+        for (int b = tid; b < nb; b += kMkBlockThreads) {
+            const unsigned u = key(b);
             if ((u & mask) == prefix) atomicAdd(&hist[(u >> shift) & 255u], 1u);
         }
-        arbor_syncwarp();
-        // Lane j holds bins 255 - 8j - i, i = 0..7: the bins in descending order over the lanes.
-        unsigned c[8], sum = 0;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) c[i] = hist[255 - 8 * lane - i], sum += c[i];
-        unsigned incl = sum;
-        for (int o = 1; o < 32; o <<= 1) {
-            const unsigned v = __shfl(incl, lane >= o ? lane - o : lane);
-            if (lane >= o) incl += v;
+        __syncthreads();
+        if (warp == 0) {
+            unsigned k_in;
+            const int digit = select_digit(hist, k, lane, &k_in);
+            if (lane == 0) bc[0] = static_cast<unsigned>(digit), bc[1] = k_in;
         }
-        const unsigned excl = incl - sum;
-        const bool here = excl < k && k <= incl;
-        int digit = 0;
-        unsigned k_in = 0;
-        if (here) {
-            unsigned cum = excl;
-            bool found = false;
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-                if (!found && cum + c[i] >= k) found = true, digit = 255 - 8 * lane - i, k_in = k - cum;
-                else if (!found) cum += c[i];
-            }
-        }
-        const int owner = __ffs(static_cast<int>(arbor_ballot(here))) - 1;
-        digit = __shfl(digit, owner);
-        k = __shfl(k_in, owner);
-        prefix |= static_cast<unsigned>(digit) << shift;
+        __syncthreads();
+        prefix |= bc[0] << shift;
+        k = bc[1];
         mask |= 255u << shift;
-        arbor_syncwarp();
+        __syncthreads();  // bc and hist are rewritten next round
     }
+    const int seg = ((nb + kMkBlockWarps * 32 - 1) / (kMkBlockWarps * 32)) * 32;  // blocks per warp
+    const int b_lo = warp * seg, b_hi = b_lo + seg < nb ? b_lo + seg : nb;
+    unsigned gt = 0, eq = 0;
+    for (int b = b_lo + lane; b < b_hi; b += 32) {
+        const unsigned u = key(b);
+        gt += u > prefix;
+        eq += u == prefix;
+    }
+    for (int o = 16; o >= 1; o >>= 1) gt += __shfl_xor(gt, o), eq += __shfl_xor(eq, o);
+    unsigned* counts = bc + 2;
+    if (lane == 0) counts[2 * warp] = gt, counts[2 * warp + 1] = eq;
+    __syncthreads();
+    unsigned gt_before = 0, eq_seen = 0;
+    for (int w = 0; w < warp; ++w) gt_before += counts[2 * w], eq_seen += counts[2 * w + 1];
+    unsigned written = gt_before + (eq_seen < k ? eq_seen : k);
     int* out = F.sel + t * K;
     const unsigned below = (1u << lane) - 1u;
-    unsigned eq_seen = 0, written = 0;
-    for (long long base = 0; base < nb; base += 32) {
-        const long long b = base + lane;
-        const bool valid = b < nb;
-        const unsigned u = valid ? mkf::score_key(sc[b]) : 0u;
-        const bool eq = valid && u == prefix;
-        const unsigned eqm = arbor_ballot(eq);
-        const bool take = (valid && u > prefix) || (eq && eq_seen + __popc(eqm & below) < k);
+    for (int base = b_lo; base < b_hi; base += 32) {
+        const int b = base + lane;
+        const bool valid = b < b_hi;
+        const unsigned u = valid ? key(b) : 0u;
+        const bool is_eq = valid && u == prefix;
+        const unsigned eqm = arbor_ballot(is_eq);
+        const bool take = (valid && u > prefix) || (is_eq && eq_seen + __popc(eqm & below) < k);
         const unsigned tm = arbor_ballot(take);
-        if (take) out[written + __popc(tm & below)] = static_cast<int>(b);
+        if (take) out[written + __popc(tm & below)] = b;
         written += __popc(tm);
         eq_seen += __popc(eqm);
     }

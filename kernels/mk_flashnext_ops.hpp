@@ -27,50 +27,34 @@ namespace mkf {
 
 constexpr int kN = num::kHcStreams;
 
-// Rows w0, w1 (float types) dotted with f = rn(X * r), f formed in the lane that uses it: the
-// contract's float row dot of the normalised streams (lane j: elements j, j+32, ...).
+// One lane's chain of a float-type row dotted with f = rn(X * r), continued from acc: over
+// elements i = lane, lane + 32, ... < n in order, acc = fmaf(w_i, f_i, acc) (the contract's
+// float row dot of the normalised streams is these 32 chains, then warp_combine). Eight
+// elements' loads are in flight before their FMAs.
 template <int Kind>  // 0 F32, 1 F16, 2 BF16
-__device__ inline void scaled_dot2(const uint8_t* w0, const uint8_t* w1, const float* X, float r, long long n, int lane,
-                                   float* v0, float* v1) {
+__device__ inline float scaled_chain(const uint8_t* w, const float* X, float r, int n, int lane, float acc) {
     using namespace quant::blocks;
-    auto weight = [](const uint8_t* w, long long i) {
+    auto weight = [&](int i) {
         return Kind == 0 ? bits_f32(ld32(w + 4 * i)) : Kind == 1 ? fp16_to_f32(ld16(w + 2 * i)) : bf16_to_f32(ld16(w + 2 * i));
     };
-    float a0 = 0.0f, a1 = 0.0f;
-    long long i = lane;
-    // Eight elements' loads in flight, then their FMAs in order (the lane's chain unchanged): one
-    // at a time, the 256 elements a lane owns cost 256 memory latencies (about 120 us a stage).
+    int i = lane;
     for (; i + 32 * 7 < n; i += 32 * 8) {
-        float x[8], u0[8], u1[8];
+        float x[8], u[8];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            x[k] = X[i + 32 * k];
-            u0[k] = weight(w0, i + 32 * k);
-            u1[k] = weight(w1, i + 32 * k);
-        }
+        for (int k = 0; k < 8; ++k) x[k] = X[i + 32 * k], u[k] = weight(i + 32 * k);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const float f = num::mul_rn(x[k], r);
-            a0 = fmaf(u0[k], f, a0);
-            a1 = fmaf(u1[k], f, a1);
-        }
+        for (int k = 0; k < 8; ++k) acc = fmaf(u[k], num::mul_rn(x[k], r), acc);
     }
-    for (; i < n; i += 32) {
-        const float f = num::mul_rn(X[i], r);
-        a0 = fmaf(weight(w0, i), f, a0);
-        a1 = fmaf(weight(w1, i), f, a1);
-    }
-    *v0 = warp_combine(a0);
-    *v1 = warp_combine(a1);
+    for (; i < n; i += 32) acc = fmaf(weight(i), num::mul_rn(X[i], r), acc);
+    return acc;
 }
 
-__device__ inline void hc_dot2(int type, const uint8_t* w0, const uint8_t* w1, const float* X, float r, long long n,
-                               int lane, float* v0, float* v1) {
+__device__ inline float hc_chain(int type, const uint8_t* w, const float* X, float r, int n, int lane, float acc) {
     switch (static_cast<TensorType>(type)) {
-    case TensorType::F32: scaled_dot2<0>(w0, w1, X, r, n, lane, v0, v1); return;
-    case TensorType::F16: scaled_dot2<1>(w0, w1, X, r, n, lane, v0, v1); return;
-    case TensorType::BF16: scaled_dot2<2>(w0, w1, X, r, n, lane, v0, v1); return;
-    default: *v0 = *v1 = __int_as_float(0x7fc00000); return;  // the host refuses other types
+    case TensorType::F32: return scaled_chain<0>(w, X, r, n, lane, acc);
+    case TensorType::F16: return scaled_chain<1>(w, X, r, n, lane, acc);
+    case TensorType::BF16: return scaled_chain<2>(w, X, r, n, lane, acc);
+    default: return __int_as_float(0x7fc00000);  // the host refuses other types
     }
 }
 
@@ -91,80 +75,101 @@ __device__ inline void mk_fn_embed_hc(const MkPass& P, long long t, int lane) {
         for (int k = 1; k < mkf::kN; ++k) x[k * d + i] = x[i];
 }
 
-// Item row * pairs + j: dots 2j and 2j+1 of the wrap's fn with f = rms(X4[t]) (flattened,
-// no weight), into HcM[row]. Every item forms the stream norm's scale itself (the same bits).
-__device__ inline void mk_fn_hc_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+// Item row * pairs + j, run by a whole workgroup: dots 2j and 2j+1 of the wrap's fn with
+// f = rms(X4[t]) (flattened, no weight), into HcM[row]. The workgroup stages X4[t] in shared
+// memory (when it leaves room for two pieces of 256 elements), then the two weight rows piece by
+// piece, every thread's loads in flight together (one warp walking 8192 elements from global memory
+// paid 32 memory latencies per pass over them: about 80 us a stage). Warps 0 and 1 each form
+// the stream norm's scale (the same bits) and run row 2j's and 2j+1's lane chains piece after
+// piece: each lane's elements in the same order as in one pass.
+__device__ __noinline__ inline void mk_fn_hc_dots_block(const MkPass& P, const MkModelStage& s, long long item,
+                                                        float* smem) {
     const MkFnPass& F = *P.fn;
     const bool head = s.out_buf == kFnWrapHead;
     const long long pairs = head ? mkf::kN / 2 : num::kHcMix / 2;
     const long long row = item / pairs, j = item % pairs;
-    const long long nd = mkf::kN * P.d.n_embd;
+    const int nd = static_cast<int>(mkf::kN * P.d.n_embd);
     const float* X = F.x4 + mkf::wrap_token(P, s, row) * nd;
     const MkW& w = head ? F.out_hc_fn : F.layers[s.layer].hc_fn[s.out_buf];
-    const float r = num::rms_scale(mkm::warp_dot_lanes(X, X, nd, lane), static_cast<int>(nd), P.d.rms_eps);
-    float v0, v1;
-    mkf::hc_dot2(w.type, mkm::wrow(w, 2 * j), mkm::wrow(w, 2 * j + 1), X, r, nd, lane, &v0, &v1);
-    if (lane == 0) {
-        float* m = F.hcm + row * num::kHcMix;
-        m[2 * j] = v0;
-        m[2 * j + 1] = v1;
+    const int eb = static_cast<TensorType>(w.type) == TensorType::F32 ? 4 : 2;
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const bool x_in = nd + 2 * 256 <= kMkSmemFloats;  // two F32 pieces of at least 256 elements beside it
+    if (x_in) block_stage(smem, X, static_cast<long long>(nd) * 4);
+    const float* Xa = x_in ? smem : X;
+    uint8_t* ws = reinterpret_cast<uint8_t*>(smem + (x_in ? nd : 0));
+    const int piece = ((kMkSmemFloats - (x_in ? nd : 0)) * 4 / (2 * eb)) / 32 * 32;  // elements a row
+    __syncthreads();
+    const float r = warp < 2 ? num::rms_scale(mkm::warp_dot_lanes(Xa, Xa, nd, lane), nd, P.d.rms_eps) : 0.0f;
+    float acc = 0.0f;
+    for (int p0 = 0; p0 < nd; p0 += piece) {
+        const int np = nd - p0 < piece ? nd - p0 : piece;
+        if (p0 > 0) __syncthreads();  // the last piece is used up
+        for (int k = 0; k < 2; ++k)
+            block_stage(ws + k * piece * eb, mkm::wrow(w, 2 * j + k) + static_cast<long long>(p0) * eb,
+                        static_cast<long long>(np) * eb);
+        __syncthreads();
+        if (warp < 2) acc = mkf::hc_chain(w.type, ws + warp * piece * eb, Xa + p0, r, np, lane, acc);
+    }
+    if (warp < 2) {
+        const float v = warp_combine(acc);
+        if (lane == 0) F.hcm[row * num::kHcMix + 2 * j + warp] = v;
     }
 }
 
-// Item row: the wrap's mix from HcM[row] (lane 0: pre, post, comb into Hc[t]; the head: pre
-// into HcM[row][8..11]), then XN[row] = rmsnorm(sum_i pre_i X4[t][i]) * w (+ XQ).
-__device__ inline void mk_fn_hc_finish(const MkPass& P, const MkModelStage& s, long long row, int lane) {
+// Item row, run by a whole workgroup: the wrap's mix from HcM[row] (thread 0: pre, post, comb
+// into Hc[t]; the head: pre into HcM[row][8..11]), then XN[row] = rmsnorm(sum_i pre_i X4[t][i])
+// * w (+ XQ). X4[t] is staged in shared memory while thread 0 forms the mix; every thread then
+// takes elements e, e + 256, ... (each element's arithmetic is hc_combine's and the norm's), and
+// warp 0 runs the norm's sum of squares over y in shared memory.
+__device__ __noinline__ inline void mk_fn_hc_finish_block(const MkPass& P, const MkModelStage& s, long long row,
+                                                          float* smem) {
     const MkFnPass& F = *P.fn;
-    const long long d = P.d.n_embd;
+    const int d = static_cast<int>(P.d.n_embd);
     const long long t = mkf::wrap_token(P, s, row);
     const float* X = F.x4 + t * mkf::kN * d;
-    float* m = F.hcm + row * num::kHcMix;
-    float* pre_at;
-    if (s.out_buf == kFnWrapHead) {
-        pre_at = m + 8;
-        if (lane == 0) num::hc_head_pre(m, F.out_hc_scale, F.out_hc_base, F.hc_eps, pre_at);
-    } else {
-        const MkFnLayerW& L = F.layers[s.layer];
-        float* hc = F.hc + t * num::kHcMix;
-        pre_at = hc;
-        if (lane == 0)
-            num::hc_mix(m, L.hc_scale[s.out_buf], L.hc_base[s.out_buf], F.hc_eps, F.sinkhorn, hc, hc + mkf::kN,
-                        hc + 2 * mkf::kN);
+    const int tid = static_cast<int>(threadIdx.x);
+    float* pre_s = smem;  // [kN] pre, [kN] the norm's scale
+    float* xs = smem + 8;
+    const bool x_in = 8 + mkf::kN * d <= kMkSmemFloats;
+    if (tid == 0) {
+        float* m = F.hcm + row * num::kHcMix;
+        float* pre_at;
+        if (s.out_buf == kFnWrapHead) {
+            pre_at = m + 8;
+            num::hc_head_pre(m, F.out_hc_scale, F.out_hc_base, F.hc_eps, pre_at);
+        } else {
+            const MkFnLayerW& L = F.layers[s.layer];
+            pre_at = F.hc + t * num::kHcMix;
+            num::hc_mix(m, L.hc_scale[s.out_buf], L.hc_base[s.out_buf], F.hc_eps, F.sinkhorn, pre_at,
+                        pre_at + mkf::kN, pre_at + 2 * mkf::kN);
+        }
+        for (int i = 0; i < mkf::kN; ++i) pre_s[i] = pre_at[i];
     }
-    arbor_syncwarp();
+    if (x_in) block_stage(xs, X, static_cast<long long>(mkf::kN) * d * 4);
+    __syncthreads();
+    const float* Xa = x_in ? xs : X;
     float pre[mkf::kN];
 #pragma unroll
-    for (int i = 0; i < mkf::kN; ++i) pre[i] = pre_at[i];
+    for (int i = 0; i < mkf::kN; ++i) pre[i] = pre_s[i];
     float* y = P.xn + row * d;
-    // Both loops load eight elements' operands before using them (one memory latency per eight
-    // elements, not per element); each element's arithmetic is hc_combine's / the norm's.
-    for (long long e0 = lane; e0 < d; e0 += 32 * 8) {
-        float xs[8][mkf::kN];
+    float* ys = x_in ? xs : y;  // y over stream 0 in the arena: each thread rewrites only elements it read
+    for (int e = tid; e < d; e += kMkBlockThreads) {
+        float xv[mkf::kN];
 #pragma unroll
-        for (int k = 0; k < 8; ++k)
-#pragma unroll
-            for (int i = 0; i < mkf::kN; ++i) xs[k][i] = e0 + 32 * k < d ? X[i * d + e0 + 32 * k] : 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            if (e0 + 32 * k < d) y[e0 + 32 * k] = num::hc_combine(pre, xs[k], 1);
+        for (int i = 0; i < mkf::kN; ++i) xv[i] = Xa[i * d + e];
+        ys[e] = num::hc_combine(pre, xv, 1);
     }
-    arbor_syncwarp();
-    const float scale = num::rms_scale(mkm::warp_dot_lanes(y, y, d, lane), static_cast<int>(d), P.d.rms_eps);
-    for (long long e0 = lane; e0 < d; e0 += 32 * 8) {
-        float yv[8], wv[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const bool in = e0 + 32 * k < d;
-            yv[k] = in ? y[e0 + 32 * k] : 0.0f;
-            wv[k] = in ? s.norm[e0 + 32 * k] : 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-            if (e0 + 32 * k < d) y[e0 + 32 * k] = num::mul_rn(num::mul_rn(yv[k], scale), wv[k]);
+    __syncthreads();
+    if (tid < 32) {
+        const float scale = num::rms_scale(mkm::warp_dot_lanes(ys, ys, d, tid), d, P.d.rms_eps);
+        if (tid == 0) pre_s[mkf::kN] = scale;
     }
+    __syncthreads();
+    const float scale = pre_s[mkf::kN];
+    for (int e = tid; e < d; e += kMkBlockThreads) y[e] = num::mul_rn(num::mul_rn(ys[e], scale), s.norm[e]);
     if (s.quantize_out) {
-        arbor_syncwarp();
-        mkm::warp_quantize(y, d, P.xq + row * (d / 32), lane);
+        __syncthreads();
+        mkb::block_quantize(y, d, P.xq + row * (d / 32));
     }
 }
 
@@ -271,13 +276,9 @@ __device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long lon
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpFnEmbedHc: mk_fn_embed_hc(P, item, lane); break;
-    case kOpFnHcDots: mk_fn_hc_dots(P, s, item, lane); break;
-    case kOpFnHcFinish: mk_fn_hc_finish(P, s, item, lane); break;
     case kOpFnIdxDots: mk_fn_idx_dots(P, s, item, lane); break;
     case kOpFnIdxFinish: mk_fn_idx_finish(P, s, item, lane); break;
     case kOpFnIdxScore: mk_fn_idx_score(P, s, item, lane); break;
-    case kOpFnIdxSelect: mk_fn_idx_select(P, item, lane); break;
-    case kOpFnAttnCombine: mk_fn_attn_combine(P, s, item, lane); break;
     case kOpFnMatMulHcPost: mk_fn_matmul_hc_post(P, s, item, lane); break;
     case kOpFnSharedGate: mk_fn_shared_gate(P, s, item, lane); break;
     case kOpFnSharedFfn: mk_fn_shared_ffn(P, s, item, lane); break;

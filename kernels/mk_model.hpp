@@ -119,7 +119,7 @@ enum MkModelOp : int {
     kOpRmsNorm = 12,        // XN[row] = rmsnorm(X[t]) * w (+ XQ)                items: T or n_out
     kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows / 2
     kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
-    kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks
+    kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks * head_parts
     kOpAttnCombine = 16,    // chunks of (g, t) combined in order (+ AttQ)       items: n_kv * T
     kOpQuantize = 17,       // Q8A block of a buffer's row                       items: rows * width / 32
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
@@ -137,6 +137,18 @@ enum MkModelOp : int {
 // Which buffer a stage reads (MkModelStage::buf).
 enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 4, kBufLogits = 5 };
 
+// Attention chunk items per chunk (MkModelStage::head_parts): the q heads of a KV head are
+// independent through the whole chunk (scores, softmax, o), so a pass with fewer chunk items
+// than workgroups (a decode step) splits each chunk's heads over up to `group` items, the
+// largest divisor of group that keeps the items within the grid. The bits do not change: each
+// head's arithmetic is the same whichever item runs it.
+inline int attn_head_parts(long long chunk_items, long long group, long long workgroups) {
+    int best = 1;
+    for (long long p = 2; p <= group; ++p)
+        if (group % p == 0 && chunk_items * p <= workgroups) best = static_cast<int>(p);
+    return best;
+}
+
 struct MkModelStage {
     const MkPass* pass;  // device address
     int layer;
@@ -145,6 +157,7 @@ struct MkModelStage {
     int quantize_out;
     int outputs_only;
     int direct;          // AttnChunk: the pass has one chunk per token; write Att (and AttQ) directly
+    int head_parts;      // AttnChunk, FnAttnChunk: items per chunk, each 1/head_parts of the group's q heads
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
 };

@@ -8,7 +8,9 @@
 #      gpu_megakernel_hang and gpu_logits_exact --a gpu --b cpu (the full suite);
 #   4. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
 #      flashnext 30b-a3b shapes (zero-data synth), the q4b appends also with ARBOR_GPU_TILES=0,
-#      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows.
+#      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows and
+#      each stage's slowest workgroup summed over the layers (scripts/profile-sum.awk);
+#   5. flashnext decode@4096 (sparse selection), timed and profiled.
 # Results go to $OUT (or /tmp/check-out). The models folder is the one of device-exactness.sh:
 #   run(command="bash scripts/device-check.sh", carry=[".carry/models"], timeout_s=600)
 # Compare with the last recorded numbers in docs/BENCHMARKS.md.
@@ -54,6 +56,9 @@ if grep -q mk_packed_off kernels/mk_dot.hpp 2>/dev/null; then  # the packed term
     ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
     for m in q4b moe; do ARBOR_GPU_PACKED=0 B $m --rows decode@229,read50@229 --reps 3; done
 fi
+echo "== attention head split off (ARBOR_GPU_HEAD_SPLIT=0)"
+ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+for m in q4b moe fn; do ARBOR_GPU_HEAD_SPLIT=0 B $m --rows decode@229 --reps 3; done
 for m in q4b moe fn; do
     timeout 30 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
         --profile "/tmp/$m.trace.json" >"$OUTDIR/$m-profile.txt" 2>&1
@@ -62,4 +67,14 @@ done
 timeout 30 "$CLI" bench -m /tmp/arbor-shapes/moe.gguf --backend gpu --rows read50@229 --reps 1 \
     --profile /tmp/moe-read.trace.json >"$OUTDIR/moe-read-profile.txt" 2>&1
 echo "-- moe read50@229 phases"; grep -h '^phase' "$OUTDIR/moe-read-profile.txt"
+for m in q4b moe fn; do
+    echo "-- $m decode@229: the slowest workgroup of each stage, summed over the layers"
+    awk -f scripts/profile-sum.awk "$OUTDIR/$m-profile.txt" | sort -rn | head -12
+done
+# flashnext past its dense limit (selection runs): decode@4096, timed and profiled (a context of
+# 4096 cells, about 30 s to build).
+timeout 120 "$CLI" bench -m /tmp/arbor-shapes/fn.gguf --backend gpu --rows decode@4096 --reps 1 \
+    --profile /tmp/fn4096.trace.json >"$OUTDIR/fn4096-profile.txt" 2>&1
+echo "-- fn decode@4096"; grep -h '^decode' "$OUTDIR/fn4096-profile.txt"
+awk -f scripts/profile-sum.awk "$OUTDIR/fn4096-profile.txt" | sort -rn | head -16
 echo "total: $(el) s"
