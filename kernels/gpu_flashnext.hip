@@ -22,6 +22,7 @@
 #include <arbor/quant.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace arbor::gpu {
@@ -144,6 +145,11 @@ Status FlashNextDevice::init(const ModelConfig& c, const ModelWeights& w, int64_
     F.idx_dim = c.index_dim;
     F.budget = c.index_top_k;
     F.n_ff_shexp = c.n_ff_shexp;
+    // What scoring costs without the block-key cache (issue 12's measurement): ARBOR_FN_REPOOL=1
+    // makes every score item pool its 32 blocks from their keys again before scoring them (the
+    // same function, so the same bits as the cached keys).
+    const char* repool = std::getenv("ARBOR_FN_REPOOL");
+    F.repool = repool && std::string(repool) == "1";
 
     const size_t T = size_t(max_tokens), d = size_t(c.n_embd), HI = size_t(c.n_index_head), dI = size_t(c.index_dim);
     const size_t Fs = size_t(c.n_ff_shexp), K = size_t(c.index_top_k / kKvPoolCells);

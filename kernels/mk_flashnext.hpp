@@ -36,7 +36,7 @@ struct MkFnPass {
     float idx_q_scale;          // float(1 / sqrt(d_I))
     float idx_w_scale;          // float(1 / sqrt(H_I))
     int sinkhorn;               // hyper_connection.sinkhorn_iterations
-    int pad;
+    int repool;                 // measurement only (ARBOR_FN_REPOOL=1): score items re-pool their blocks first
     long long n_idx_head;       // H_I
     long long idx_dim;          // d_I
     long long budget;           // attention.indexer.top_k (cells)

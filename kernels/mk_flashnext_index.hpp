@@ -167,6 +167,11 @@ __device__ inline void mk_fn_idx_score(const MkPass& P, const MkModelStage& s, l
     const long long G = 2 * P.max_chunks, stride = mkf::kBlocksPerPage * P.max_chunks;
     const long long t = item / G, b = (item % G) * 32 + lane;
     const long long pos = P.pos[t];
+    if (F.repool && mkf::index_sparse(F, pos)) {  // the no-cache measurement: the warp pools the item's blocks
+        for (long long bb = b - lane; bb < b - lane + 32 && bb < pos / mkf::kPoolCells; ++bb)
+            mkf::pool_block(P, s.layer, t, bb, lane);
+        arbor_syncwarp();
+    }
     if (!mkf::index_sparse(F, pos) || b >= pos / mkf::kPoolCells) return;
     const long long HI = F.n_idx_head, dI = F.idx_dim;
     const float* q = F.iq + t * HI * dI;
