@@ -31,27 +31,41 @@ std::string bits_of(float v) {
 
 }  // namespace
 
+ParkContents BenchRunner::park_contents(std::vector<TokenId> tokens) const {
+    const int64_t n_vocab = backend_.model().config().n_vocab;
+    ParkContents c;
+    c.tokens = std::move(tokens);
+    Sampler sampler(SamplerParams{}, n_vocab);
+    sampler.accept(c.tokens);
+    c.sampler_state = sampler.serialize();
+    c.logits.assign(size_t(n_vocab), 0.0f);
+    return c;
+}
+
+Status BenchRunner::save_contexts() {
+    for (size_t k = 0; k < contexts_.size(); ++k) {
+        const std::string path =
+            save_dir_ + "/arbor-bench-c" + std::to_string(k + 1) + "-" + std::to_string(depth_[k]) + ".park";
+        if (auto s = write_park_file(path, backend_.model(), *contexts_[k], park_contents(ids_[k])); !s)
+            return make_error("saving context " + std::to_string(k + 1) + ": " + s.message());
+        saved_.push_back(path);
+    }
+    return {};
+}
+
 Status BenchRunner::prepare_park_files() {
     const Model& model = backend_.model();
-    const int64_t n_vocab = model.config().n_vocab;
     slot_.assign(runs_.size(), 0);
     for (size_t i = 0; i < runs_.size(); ++i) {
         const RowSpec& r = runs_[i].spec;
         if (r.kind != RowKind::Park && r.kind != RowKind::Wake) continue;
         auto same = std::find_if(park_files_.begin(), park_files_.end(), [&](const ParkSlot& f) { return f.depth == r.depth; });
         if (same == park_files_.end()) {
-            // What Session::park stores besides the cells: the tokens, a sampler that accepted
-            // them, and n_vocab logits (zeros: the contexts were built without logits; the size
-            // is what counts here).
             ParkSlot f;
             f.depth = r.depth;
             f.path = park_dir_ + "/arbor-bench-" + (keep_park_ ? std::string() : std::to_string(::getpid()) + "-") +
                      std::to_string(r.depth) + ".park";
-            f.contents.tokens.assign(ids0_.begin(), ids0_.begin() + std::ptrdiff_t(r.depth));
-            Sampler sampler(SamplerParams{}, n_vocab);
-            sampler.accept(f.contents.tokens);
-            f.contents.sampler_state = sampler.serialize();
-            f.contents.logits.assign(size_t(n_vocab), 0.0f);
+            f.contents = park_contents({ids_[0].begin(), ids_[0].begin() + std::ptrdiff_t(r.depth)});
             park_files_.push_back(std::move(f));  // before writing: the destructor removes it
             const ParkSlot& made = park_files_.back();
             const auto fork = contexts_[0]->fork(r.depth);
@@ -124,7 +138,7 @@ Status BenchRunner::reprefill_rep(size_t i, RepSample& rep) {
     seq.reset();
     seq = std::make_unique<KvSequence>(cache_, capacity_);
     rep.begin_ns = now_ns();
-    const Status s = prefill(*seq, std::span<const TokenId>(ids0_.data(), size_t(r.depth)), true);
+    const Status s = prefill(*seq, std::span<const TokenId>(ids_[0].data(), size_t(r.depth)), true);
     rep.end_ns = now_ns();
     if (!s) return make_error("row " + r.name + " " + s.message());
     if (out_.size() != 1) return make_error("row " + r.name + ": the last pass returned no logits");
@@ -144,7 +158,7 @@ Status BenchRunner::check_wake(size_t i) {
         return s;
     };
     WakeCheck c;
-    c.reference = context_file_;
+    c.reference = context_files_.empty() ? std::string() : context_files_[0];
     c.restored_cells = seqs_[i][0]->size();
     c.recomputed_cells = 0;  // read_park_file evaluates nothing (the row's passes_per_rep shows 0)
     const auto never = contexts_[0]->fork(r.depth);

@@ -185,7 +185,12 @@ json::Value json_report(const BenchInfo& info, const std::vector<RowStats>& rows
     o["kv_cache_bytes"] = static_cast<unsigned long long>(info.kv_cache_bytes);
     o["park_dir"] = info.park_dir.empty() ? Value(nullptr) : Value(info.park_dir);
     o["park_files_kept"] = info.park_kept;
-    o["context_woken_from"] = info.context_file.empty() ? Value(nullptr) : Value(info.context_file);
+    o["context_woken_from"] = info.context_files.empty() ? Value(nullptr) : Value(info.context_files[0]);  // context 0's
+    Value woken = Value::array(), saved = Value::array();
+    for (const std::string& f : info.context_files) woken.push_back(Value(f));
+    for (const std::string& f : info.contexts_saved) saved.push_back(Value(f));
+    o["contexts_woken_from"] = std::move(woken);
+    o["contexts_saved"] = std::move(saved);
     Value list = Value::array();
     for (const RowStats& r : rows) {
         Value j = Value::object();

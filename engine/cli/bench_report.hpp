@@ -53,7 +53,8 @@ struct BenchInfo {
     std::string profile_row;
     std::string park_dir;  // where park and wake rows kept their files (empty: no such rows)
     bool park_kept = false;    // --keep-park: the files stay after the run
-    std::string context_file;  // --context: context 0 was woken from this park file
+    std::vector<std::string> context_files;   // --context: context k was woken from the k-th park file
+    std::vector<std::string> contexts_saved;  // --save-contexts: every context parked into these
 };
 
 std::string text_report(const BenchInfo& info, const std::vector<RowStats>& rows);

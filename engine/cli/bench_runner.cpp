@@ -68,16 +68,17 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
     cache_ = backend_.make_kv_cache(KvType::F16, kv_pages_);
     if (!cache_) return make_error("the backend made no KV cache");
 
+    ids_.assign(depth.size(), {});
     for (size_t k = 0; k < depth.size(); ++k) {
         auto seq = std::make_unique<KvSequence>(cache_, capacity_);
-        if (k == 0 && !context_file_.empty()) {
+        if (k < context_files_.size()) {
             const auto t0 = std::chrono::steady_clock::now();
-            if (auto s = wake_context(*seq, depth[0]); !s) return s;
+            if (auto s = wake_context(k, *seq, depth[k]); !s) return s;
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             char line[160];
-            std::snprintf(line, sizeof line, "context 1/%zu: %lld cells woken in %.2f s from ", depth.size(),
-                          (long long)depth[0], secs);
-            if (progress) progress(line + context_file_ + " (not prefilled)");
+            std::snprintf(line, sizeof line, "context %zu/%zu: %lld cells woken in %.2f s from ", k + 1, depth.size(),
+                          (long long)depth[k], secs);
+            if (progress) progress(line + context_files_[k] + " (not prefilled)");
             contexts_.push_back(std::move(seq));
             continue;
         }
@@ -103,8 +104,10 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
         if (!built) return make_error("building context " + std::to_string(k + 1) + ": " + built.message());
         report(depth[k], true);
         contexts_.push_back(std::move(seq));
-        if (k == 0) ids0_ = std::move(ids);
+        ids_[k] = std::move(ids);
     }
+    if (!save_dir_.empty())
+        if (auto s = save_contexts(); !s) return s;
 
     seqs_.resize(runs_.size());
     tokens_.resize(runs_.size());
@@ -124,15 +127,17 @@ Status BenchRunner::prepare(const std::function<void(const std::string&)>& progr
     return prepare_park_files();
 }
 
-Status BenchRunner::wake_context(KvSequence& seq, int64_t depth) {
-    auto read = restore(context_file_, seq, depth);
+Status BenchRunner::wake_context(size_t k, KvSequence& seq, int64_t depth) {
+    auto read = restore(context_files_[k], seq, depth);
     if (!read) {
         context_file_bad_ = true;
-        return make_error("--context " + context_file_ + ": " + read.message());
+        return make_error("--context " + context_files_[k] + " (context " + std::to_string(k + 1) + "): " +
+                          read.message());
     }
-    ids0_ = std::move(read.value().contents.tokens);
+    ids_[k] = std::move(read.value().contents.tokens);
     return {};
 }
+
 
 Status BenchRunner::prefill(KvSequence& seq, std::span<const TokenId> ids, bool logits,
                             const std::function<void(int64_t)>& after_pass) {

@@ -30,12 +30,16 @@
 //                calls of max_batch_tokens, no logits but the last call's (what a wake that
 //                falls back to re-prefilling computes).
 //
-// Deep park rows take long: at 32k cells the context build and the reprefill row are two full
-// prefills. Two options split them over two runs (two device calls, for instance):
-//   keep_park:    park files are kept at exit, named by depth only (arbor-bench-D.park);
-//   context_file: context 0 is woken from such a file instead of being built (its tokens become
-//                 context 0's ids; the file must hold exactly the deepest row's cells). wake@D's
-//                 check then compares with that woken context, not with a never-parked one.
+// Deep rows take long: at 32k cells the context build and the reprefill row are two full
+// prefills, and read50x8@16384 builds eight 16k contexts. Three options split such work over
+// runs (device calls, for instance):
+//   keep_park:     park files are kept at exit, named by depth only (arbor-bench-D.park);
+//   save_contexts: after they are built (or woken), every context k is parked into
+//                  DIR/arbor-bench-cK-D.park (K from 1, D its cells);
+//   context_files: context k is woken from the k-th file instead of being built (its tokens
+//                  become context k's ids; the file must hold exactly the cells of context k,
+//                  the deepest row reading it). wake@D's check then compares with the woken
+//                  context 0, not with a never-parked one.
 #pragma once
 
 #include "bench_rows.hpp"
@@ -94,11 +98,16 @@ public:
 
     // See the header comment; both before prepare().
     void keep_park_files(bool keep) { keep_park_ = keep; }
-    void wake_context_from(std::string path) { context_file_ = std::move(path); }
+    void wake_contexts_from(std::vector<std::string> paths) { context_files_ = std::move(paths); }
+    void save_contexts_to(std::string dir) { save_dir_ = std::move(dir); }
     // The park files written (kept at exit when keep_park_files(true)).
     std::vector<std::string> park_paths() const;
-    // prepare() failed because the context file cannot serve as context 0 (bad input).
+    // prepare() failed because a context file cannot serve as its context (bad input).
     bool context_file_bad() const { return context_file_bad_; }
+    // The contexts' park files written by prepare() (save_contexts_to).
+    const std::vector<std::string>& saved_contexts() const { return saved_; }
+    // How many contexts the rows read (each row reads contexts 0 .. its count - 1).
+    int64_t contexts() const { return int64_t(depth_.size()); }
 
     // Makes the KV cache, builds the contexts and forks each row's sequences. `progress` gets one
     // line per context built.
@@ -124,9 +133,15 @@ private:
     };
 
     Status reset_row(size_t i, int64_t n_new);
-    // Context 0 from context_file_ (which must hold exactly `depth` cells) into seq; sets ids0_
-    // to the file's tokens.
-    Status wake_context(KvSequence& seq, int64_t depth);
+    // Context k from context_files_[k] (which must hold exactly `depth` cells) into seq; sets
+    // ids_[k] to the file's tokens.
+    Status wake_context(size_t k, KvSequence& seq, int64_t depth);
+    // What a bench park file of these tokens holds besides the cells: the tokens, a sampler that
+    // accepted them, and n_vocab zero logits (the contexts are built without logits; the size is
+    // what counts).
+    ParkContents park_contents(std::vector<TokenId> tokens) const;
+    // Parks every context into save_dir_ (atomically, as Session::park does).
+    Status save_contexts();
     // read_park_file of a file of exactly `depth` cells into the empty seq, every cell restored
     // (bench_park_rows.cpp): a fallback to re-prefilling is an error here.
     Result<ParkRead> restore(const std::string& path, KvSequence& seq, int64_t depth);
@@ -155,12 +170,14 @@ private:
     std::vector<std::vector<std::vector<TokenId>>> tokens_;       // per row: per context, the appended ids
     PassLogits out_;
     std::string park_dir_;
-    std::vector<TokenId> ids0_;          // context 0's token ids
+    std::vector<std::vector<TokenId>> ids_;  // per context: its token ids
     std::vector<ParkSlot> park_files_;   // one per depth of a park or wake row
     std::vector<size_t> slot_;           // per row: its park file (park and wake rows)
     bool keep_park_ = false;
-    std::string context_file_;           // context 0 woken from here when set
+    std::vector<std::string> context_files_;  // context k woken from the k-th, when given
     bool context_file_bad_ = false;
+    std::string save_dir_;                    // contexts parked here after prepare() when set
+    std::vector<std::string> saved_;
 };
 
 }  // namespace arbor::cli::bench

@@ -14,10 +14,15 @@
 // and woken with re-prefilling it; their park files go to --park-dir (default $TMPDIR, else
 // /tmp) and are removed at exit. --keep-park keeps them (named arbor-bench-D.park, replacing a
 // file of that name), and
-// --context FILE.park wakes context 0 from such a file (of the deepest row's depth) instead of
-// building it. The two full prefills of a deep park run (building the context, the reprefill
-// row) can then run in two invocations: `--rows park@D,wake@D --keep-park`, then
-// `--rows reprefill@D --context FILE`.
+// --context FILE.park[,FILE.park...] wakes context k from the k-th file (of the depth of the
+// deepest row reading that context) instead of building it. The two full prefills of a deep
+// park run (building the context, the reprefill row) can then run in two invocations:
+// `--rows park@D,wake@D --keep-park`, then `--rows reprefill@D --context FILE`.
+// --save-contexts DIR parks every context after it is built or woken
+// (DIR/arbor-bench-cK-D.park), so that many deep contexts can be built over several
+// invocations: `--rows read50x4@16384 --save-contexts DIR`, then `--rows read50x8@16384
+// --context DIR/arbor-bench-c1-16384.park,...,DIR/arbor-bench-c4-16384.park` builds only
+// contexts 5 to 8.
 //
 // The whole run holds the host benchmark lock (telemetry::TimingGuard), so GPU benchmarks and
 // builds that take the same lock do not overlap it.
@@ -51,7 +56,7 @@ using namespace arbor::cli::bench;
 
 constexpr const char* kUsage =
     "-m M.gguf [--backend gpu|cpu] [--rows LIST] [--depths LIST] [--reps N] [--warmup N] [--json FILE|-] "
-    "[--profile FILE] [--threads N] [--batch N] [--seed S] [--park-dir DIR] [--keep-park] [--context FILE.park]";
+    "[--profile FILE] [--threads N] [--batch N] [--seed S] [--park-dir DIR] [--keep-park] [--context FILE.park[,...]] [--save-contexts DIR]";
 
 constexpr const char* kSummary =
     "time decode, prefill, park and wake rows at given context depths (table, telemetry labels, bandwidth floor)";
@@ -81,16 +86,39 @@ void write_file(const std::string& path, const std::string& bytes) {
 void say(const std::string& what, const std::string& line) { std::fprintf(stderr, "%s: %s\n", what.c_str(), line.c_str()); }
 
 // --park-dir, or $TMPDIR, or /tmp: an existing directory this process may write.
-std::string park_dir(const std::optional<std::string>& flag) {
-    const char* env = std::getenv("TMPDIR");
-    const std::string dir = flag ? *flag : env && *env ? std::string(env) : std::string("/tmp");
-    const std::string from = flag ? "--park-dir " : env && *env ? "$TMPDIR " : "";
+// dir, checked to be a writable directory; `from` names where it came from in the messages.
+std::string writable_dir(const std::string& from, const std::string& dir) {
     struct stat sb {};
-    if (dir.empty()) throw UsageError("--park-dir needs a directory");
     if (::stat(dir.c_str(), &sb) != 0) throw InputError(from + dir + ": " + std::strerror(errno));
     if (!S_ISDIR(sb.st_mode)) throw InputError(from + dir + ": not a directory");
     if (::access(dir.c_str(), W_OK | X_OK) != 0) throw InputError(from + dir + ": not writable: " + std::strerror(errno));
     return dir;
+}
+
+std::string park_dir(const std::optional<std::string>& flag) {
+    const char* env = std::getenv("TMPDIR");
+    const std::string dir = flag ? *flag : env && *env ? std::string(env) : std::string("/tmp");
+    if (dir.empty()) throw UsageError("--park-dir needs a directory");
+    return writable_dir(flag ? "--park-dir " : env && *env ? "$TMPDIR " : "", dir);
+}
+
+// --context's comma-separated park files, each an existing regular file.
+std::vector<std::string> context_files(const std::string& flag) {
+    std::vector<std::string> files;
+    size_t at = 0;
+    while (true) {
+        const size_t comma = flag.find(',', at);
+        files.push_back(flag.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    for (const std::string& f : files) {
+        struct stat sb {};
+        if (f.empty()) throw UsageError("--context needs a park file (or several, separated by commas)");
+        if (::stat(f.c_str(), &sb) != 0) throw InputError("--context " + f + ": " + std::strerror(errno));
+        if (!S_ISREG(sb.st_mode)) throw InputError("--context " + f + ": not a file");
+    }
+    return files;
 }
 
 int run_bench(std::vector<std::string> argv) {
@@ -109,6 +137,7 @@ int run_bench(std::vector<std::string> argv) {
     const auto park_dir_flag = a.value("--park-dir");
     const bool keep_park = a.flag("--keep-park");
     const auto context_flag = a.value("--context");
+    const auto save_flag = a.value("--save-contexts");
     a.finish();
 
     if (!model_path) throw UsageError("missing -m MODEL.gguf");
@@ -132,12 +161,14 @@ int run_bench(std::vector<std::string> argv) {
     });
     if (park_dir_flag && !parks) throw UsageError("--park-dir is where park@D and wake@D rows write, and --rows lists none");
     if (keep_park && !parks) throw UsageError("--keep-park keeps the files of park@D and wake@D rows, and --rows lists none");
-    if (context_flag) {
-        struct stat sb {};
-        if (context_flag->empty()) throw UsageError("--context needs a park file");
-        if (::stat(context_flag->c_str(), &sb) != 0) throw InputError("--context " + *context_flag + ": " + std::strerror(errno));
-        if (!S_ISREG(sb.st_mode)) throw InputError("--context " + *context_flag + ": not a file");
-    }
+    const std::vector<std::string> contexts_from = context_flag ? context_files(*context_flag) : std::vector<std::string>{};
+    int64_t n_contexts = 1;  // every row reads context 0
+    for (const RowSpec& r : rows) n_contexts = std::max(n_contexts, r.contexts);
+    if (int64_t(contexts_from.size()) > n_contexts)
+        throw UsageError("--context gives " + std::to_string(contexts_from.size()) + " park files, and the rows read " +
+                         std::to_string(n_contexts) + " context" + (n_contexts == 1 ? "" : "s"));
+    if (save_flag && save_flag->empty()) throw UsageError("--save-contexts needs a directory");
+    const std::string save_dir = save_flag ? writable_dir("--save-contexts ", *save_flag) : std::string();
     const bool profilable = std::any_of(rows.begin(), rows.end(), [](const RowSpec& r) {
         return r.kind == RowKind::Decode || r.kind == RowKind::Append;
     });
@@ -164,7 +195,7 @@ int run_bench(std::vector<std::string> argv) {
     info.seed = seed;
     info.park_dir = park_files;
     info.park_kept = keep_park;
-    if (context_flag) info.context_file = *context_flag;
+    info.context_files = contexts_from;
     info.bytes = decode_bytes(*model.value(), kv_type_bytes(KvType::F16));
     std::string beyond;
     for (const RowSpec& r : rows)
@@ -210,17 +241,20 @@ int run_bench(std::vector<std::string> argv) {
 
     BenchRunner runner(backend, rows, batch, seed, park_files);
     runner.keep_park_files(keep_park);
-    if (context_flag) runner.wake_context_from(*context_flag);
+    runner.wake_contexts_from(contexts_from);
+    runner.save_contexts_to(save_dir);
     info.kv_cache_bytes = uint64_t(runner.kv_pages()) * uint64_t(kKvPageCells) * info.bytes.kv_per_cell;
     say("bench", "KV cache: up to " + std::to_string(runner.kv_pages()) + " pages, " +
                      std::to_string(info.kv_cache_bytes >> 20) + " MiB");
     const auto t0 = std::chrono::steady_clock::now();
     if (auto s = runner.prepare([](const std::string& line) { say("bench", line); }); !s) {
-        // A --context file that cannot serve as context 0 is bad input, like a missing one.
+        // A --context file that cannot serve as its context is bad input, like a missing one.
         if (runner.context_file_bad()) throw InputError(s.message());
         throw RuntimeFailure(s.message());
     }
     info.context_build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    info.contexts_saved = runner.saved_contexts();
+    for (const std::string& p : info.contexts_saved) say("bench", "saved context to " + p);
 
     const uint64_t rec = sampler.begin_recording();
     for (int64_t rep = 0; rep < warmup + reps; ++rep)

@@ -374,6 +374,58 @@ private slots:
         QVERIFY2(lastLine(notPark.err).contains("not a park file"), notPark.err.constData());
     }
 
+    // Many deep contexts over two runs: the first parks every context it builds
+    // (--save-contexts), the second wakes contexts 1 and 2 from those files and builds only the
+    // third. A woken context must have its own depth, and --context may not name more files
+    // than the rows read contexts.
+    void savedContexts() {
+        ARBOR_REQUIRE_PATH(stories());
+        const QString dir = tmp_.filePath("saved");
+        QVERIFY(QDir().mkpath(dir));
+        const QStringList base = {"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--reps", "1",
+                                  "--warmup", "0", "--json", "-"};
+        const Run first = cli(base + QStringList{"--rows", "read5x2@200", "--save-contexts", dir});
+        QVERIFY2(first.code == 0, first.err.constData());
+        const QString c1 = dir + "/arbor-bench-c1-200.park", c2 = dir + "/arbor-bench-c2-200.park";
+        QCOMPARE(QDir(dir).entryList(QDir::Files), (QStringList{"arbor-bench-c1-200.park", "arbor-bench-c2-200.park"}));
+        QVERIFY2(first.err.contains("bench: saved context to " + c2.toUtf8()), first.err.constData());
+        const QJsonObject o1 = QJsonDocument::fromJson(first.out).object();
+        QCOMPARE(o1["contexts_saved"].toArray().size(), 2);
+        QCOMPARE(o1["contexts_saved"].toArray()[1].toString(), c2);
+        QVERIFY(o1["contexts_woken_from"].toArray().isEmpty());
+
+        const Run second = cli(base + QStringList{"--rows", "read5x3@200", "--context", c1 + "," + c2});
+        QVERIFY2(second.code == 0, second.err.constData());
+        QVERIFY2(second.err.contains("context 1/3: 200 cells woken in "), second.err.constData());
+        QVERIFY(second.err.contains("context 2/3: 200 cells woken in "));
+        QVERIFY(second.err.contains("from " + c2.toUtf8() + " (not prefilled)"));
+        QVERIFY(second.err.contains("context 3/3: 200 cells in "));  // built
+        const QJsonObject o2 = QJsonDocument::fromJson(second.out).object();
+        QCOMPARE(o2["context_woken_from"].toString(), c1);
+        QCOMPARE(o2["contexts_woken_from"].toArray().size(), 2);
+        const QJsonArray rows = o2["rows"].toArray();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].toObject()["row"].toString(), QString("read5x3@200"));
+        QCOMPARE(rows[0].toObject()["reps"].toInt(), 1);
+
+        // Context 2 of another depth (its deepest row is read5x2@100) is refused, naming the file.
+        const Run shallower = cli(base + QStringList{"--rows", "read5@200,read5x2@100", "--context", c1 + "," + c2});
+        QCOMPARE(shallower.code, 1);
+        QVERIFY2(lastLine(shallower.err).contains("--context " + c2.toUtf8() + " (context 2): it holds 200 cells, not the 100"),
+                 shallower.err.constData());
+        const Run tooMany = cli(base + QStringList{"--rows", "read5@200", "--context", c1 + "," + c2});
+        QCOMPARE(tooMany.code, 1);
+        QVERIFY2(lastLine(tooMany.err).contains("--context gives 2 park files, and the rows read 1 context"),
+                 tooMany.err.constData());
+        const Run gap = cli(base + QStringList{"--rows", "read5x2@200", "--context", c1 + ","});
+        QCOMPARE(gap.code, 1);
+        QVERIFY2(lastLine(gap.err).contains("--context needs a park file"), gap.err.constData());
+        const Run noDir = cli(base + QStringList{"--rows", "read5@200", "--save-contexts", dir + "/missing"});
+        QCOMPARE(noDir.code, 1);
+        QVERIFY2(lastLine(noDir.err).contains("--save-contexts " + dir.toUtf8() + "/missing: No such file or directory"),
+                 noDir.err.constData());
+    }
+
     // Rows past the model's training context are allowed and noted before any work starts
     // (checked on a run that then stops at --profile, which the CPU backend refuses, so that no
     // 2048-cell context is built).
