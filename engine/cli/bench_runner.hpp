@@ -106,8 +106,6 @@ public:
     bool context_file_bad() const { return context_file_bad_; }
     // The contexts' park files written by prepare() (save_contexts_to).
     const std::vector<std::string>& saved_contexts() const { return saved_; }
-    // How many contexts the rows read (each row reads contexts 0 .. its count - 1).
-    int64_t contexts() const { return int64_t(depth_.size()); }
 
     // Makes the KV cache, builds the contexts and forks each row's sequences. `progress` gets one
     // line per context built.
