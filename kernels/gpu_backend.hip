@@ -486,7 +486,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
-            a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv, rt_->grid());
+            a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
+                                                                      c.head_dim_v, rt_->grid());
             if (s.weight) a.w = dev_weight(*s.weight).value();
             std::vector<Step> st;
             auto q_step = [&](int buf, int64_t rows) {  // one item per Q8A block

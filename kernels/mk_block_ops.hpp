@@ -226,7 +226,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* qs = smem;                              // [gh][hdk]
     float* sc = qs + gh * hdk;                     // [gh][256]
-    float* ms = sc + group * mkm::kChunk;          // [16] chunk maxima
+    float* ms = sc + gh * mkm::kChunk;             // [16] chunk maxima
     float* ls = ms + 16;                           // [16] chunk sums
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
     const long long stage_bytes = (static_cast<long long>(kMkSmemFloats) - (stage - reinterpret_cast<uint8_t*>(smem)) / 4) * 4;
@@ -367,7 +367,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             }
         }
     }
-    if (s.direct && s.quantize_out) {  // hdv is a multiple of 32: the span is whole Q8A blocks
+    if (s.direct && s.quantize_out) {  // the span is whole Q8A blocks (attn_head_parts)
         __syncthreads();
         const long long at = t * d.n_head * hdv + (g * group + h0) * hdv, span = static_cast<long long>(gh) * hdv;
         mkb::block_quantize(P.att + at, span, P.attq + at / 32);

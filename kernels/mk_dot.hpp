@@ -55,17 +55,51 @@ __device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* 
     return warp_combine(acc);
 }
 
+// Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
+// xf(x[i]), continued from acc: over i = lane, lane + 32, ... < n in order,
+// acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Eight elements' loads are in flight before their FMAs
+// (one at a time, a lane paid a memory latency per element: about 26 us for a 2048-wide F32
+// router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
+// elements), so each weight is one word load.
+template <int Kind, int R, class XF>
+__device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
+    using namespace quant::blocks;
+    auto weight = [&](int r, long long i) {
+        return Kind == 0 ? reinterpret_cast<const float*>(w[r])[i]
+               : Kind == 1 ? fp16_to_f32(reinterpret_cast<const uint16_t*>(w[r])[i])
+                           : bf16_to_f32(reinterpret_cast<const uint16_t*>(w[r])[i]);
+    };
+    long long i = lane;
+    for (; i + 32 * 7 < n; i += 32 * 8) {
+        float xv[8], u[R][8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            xv[k] = x[i + 32 * k];
+#pragma unroll
+            for (int r = 0; r < R; ++r) u[r][k] = weight(r, i + 32 * k);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const float f = xf(xv[k]);
+#pragma unroll
+            for (int r = 0; r < R; ++r) acc[r] = fmaf(u[r][k], f, acc[r]);
+        }
+    }
+    for (; i < n; i += 32) {
+        const float f = xf(x[i]);
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r] = fmaf(weight(r, i), f, acc[r]);
+    }
+}
+
+struct AsIs {
+    __device__ float operator()(float v) const { return v; }
+};
+
 template <int Kind>  // 0 F32, 1 F16, 2 BF16
 __device__ inline float warp_dot_float(const uint8_t* w, const float* x, long long n, int lane) {
-    using namespace quant::blocks;
     float acc = 0.0f;
-    for (long long i = lane; i < n; i += 32) {
-        float wi;
-        if (Kind == 0) wi = bits_f32(ld32(w + 4 * i));
-        else if (Kind == 1) wi = fp16_to_f32(ld16(w + 2 * i));
-        else wi = bf16_to_f32(ld16(w + 2 * i));
-        acc = fmaf(wi, x[i], acc);
-    }
+    float_chains<Kind, 1>(&w, x, n, lane, &acc, AsIs{});
     return warp_combine(acc);
 }
 
@@ -117,18 +151,11 @@ __device__ inline void warp_dot_quant2(const uint8_t* w0, const uint8_t* w1, con
 template <int Kind>
 __device__ inline void warp_dot_float2(const uint8_t* w0, const uint8_t* w1, const float* x, long long n, int lane,
                                        float* v0, float* v1) {
-    using namespace quant::blocks;
-    float a0 = 0.0f, a1 = 0.0f;
-    for (long long i = lane; i < n; i += 32) {
-        float u0, u1;
-        if (Kind == 0) u0 = bits_f32(ld32(w0 + 4 * i)), u1 = bits_f32(ld32(w1 + 4 * i));
-        else if (Kind == 1) u0 = fp16_to_f32(ld16(w0 + 2 * i)), u1 = fp16_to_f32(ld16(w1 + 2 * i));
-        else u0 = bf16_to_f32(ld16(w0 + 2 * i)), u1 = bf16_to_f32(ld16(w1 + 2 * i));
-        a0 = fmaf(u0, x[i], a0);
-        a1 = fmaf(u1, x[i], a1);
-    }
-    *v0 = warp_combine(a0);
-    *v1 = warp_combine(a1);
+    const uint8_t* w[2] = {w0, w1};
+    float acc[2] = {0.0f, 0.0f};
+    float_chains<Kind, 2>(w, x, n, lane, acc, AsIs{});
+    *v0 = warp_combine(acc[0]);
+    *v1 = warp_combine(acc[1]);
 }
 
 __device__ inline void warp_dot_row2(int type, const uint8_t* w0, const uint8_t* w1, const float* x,

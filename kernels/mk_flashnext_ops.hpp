@@ -27,33 +27,14 @@ namespace mkf {
 
 constexpr int kN = num::kHcStreams;
 
-// One lane's chain of a float-type row dotted with f = rn(X * r), continued from acc: over
-// elements i = lane, lane + 32, ... < n in order, acc = fmaf(w_i, f_i, acc) (the contract's
-// float row dot of the normalised streams is these 32 chains, then warp_combine). Eight
-// elements' loads are in flight before their FMAs.
-template <int Kind>  // 0 F32, 1 F16, 2 BF16
-__device__ inline float scaled_chain(const uint8_t* w, const float* X, float r, int n, int lane, float acc) {
-    using namespace quant::blocks;
-    auto weight = [&](int i) {
-        return Kind == 0 ? bits_f32(ld32(w + 4 * i)) : Kind == 1 ? fp16_to_f32(ld16(w + 2 * i)) : bf16_to_f32(ld16(w + 2 * i));
-    };
-    int i = lane;
-    for (; i + 32 * 7 < n; i += 32 * 8) {
-        float x[8], u[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] = X[i + 32 * k], u[k] = weight(i + 32 * k);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) acc = fmaf(u[k], num::mul_rn(x[k], r), acc);
-    }
-    for (; i < n; i += 32) acc = fmaf(weight(i), num::mul_rn(X[i], r), acc);
-    return acc;
-}
-
+// One lane's chain of a float-type row dotted with f = rn(X * r), continued from acc (the
+// contract's float row dot of the normalised streams is these 32 chains, then warp_combine).
 __device__ inline float hc_chain(int type, const uint8_t* w, const float* X, float r, int n, int lane, float acc) {
+    auto f = [r](float x) { return num::mul_rn(x, r); };
     switch (static_cast<TensorType>(type)) {
-    case TensorType::F32: return scaled_chain<0>(w, X, r, n, lane, acc);
-    case TensorType::F16: return scaled_chain<1>(w, X, r, n, lane, acc);
-    case TensorType::BF16: return scaled_chain<2>(w, X, r, n, lane, acc);
+    case TensorType::F32: float_chains<0, 1>(&w, X, n, lane, &acc, f); return acc;
+    case TensorType::F16: float_chains<1, 1>(&w, X, n, lane, &acc, f); return acc;
+    case TensorType::BF16: float_chains<2, 1>(&w, X, n, lane, &acc, f); return acc;
     default: return __int_as_float(0x7fc00000);  // the host refuses other types
     }
 }

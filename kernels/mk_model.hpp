@@ -140,12 +140,13 @@ enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 
 // Attention chunk items per chunk (MkModelStage::head_parts): the q heads of a KV head are
 // independent through the whole chunk (scores, softmax, o), so a pass with fewer chunk items
 // than workgroups (a decode step) splits each chunk's heads over up to `group` items, the
-// largest divisor of group that keeps the items within the grid. The bits do not change: each
-// head's arithmetic is the same whichever item runs it.
-inline int attn_head_parts(long long chunk_items, long long group, long long workgroups) {
+// largest divisor p of group that keeps the items within the grid and each part's output span
+// ((group / p) * hd_v values) whole Q8A blocks, which a one-chunk item quantizes itself. The
+// bits do not change: each head's arithmetic is the same whichever item runs it.
+inline int attn_head_parts(long long chunk_items, long long group, long long hd_v, long long workgroups) {
     int best = 1;
     for (long long p = 2; p <= group; ++p)
-        if (group % p == 0 && chunk_items * p <= workgroups) best = static_cast<int>(p);
+        if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0) best = static_cast<int>(p);
     return best;
 }
 

@@ -75,6 +75,6 @@ done
 # 4096 cells, about 30 s to build).
 timeout 120 "$CLI" bench -m /tmp/arbor-shapes/fn.gguf --backend gpu --rows decode@4096 --reps 1 \
     --profile /tmp/fn4096.trace.json >"$OUTDIR/fn4096-profile.txt" 2>&1
-echo "-- fn decode@4096"; grep -h '^decode' "$OUTDIR/fn4096-profile.txt"
+echo "-- fn decode@4096"; grep -hE '^(decode|error)' "$OUTDIR/fn4096-profile.txt"
 awk -f scripts/profile-sum.awk "$OUTDIR/fn4096-profile.txt" | sort -rn | head -16
 echo "total: $(el) s"
