@@ -64,31 +64,32 @@ __device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* 
 template <int Kind, int R, class XF>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
     using namespace quant::blocks;
-    auto weight = [&](int r, long long i) {
-        return Kind == 0 ? reinterpret_cast<const float*>(w[r])[i]
-               : Kind == 1 ? fp16_to_f32(reinterpret_cast<const uint16_t*>(w[r])[i])
-                           : bf16_to_f32(reinterpret_cast<const uint16_t*>(w[r])[i]);
+    // The raw word first (so that no conversion stands between the loads), its float later.
+    auto raw = [&](int r, long long i) -> uint32_t {
+        return Kind == 0 ? reinterpret_cast<const uint32_t*>(w[r])[i] : reinterpret_cast<const uint16_t*>(w[r])[i];
     };
+    auto value = [](uint32_t u) { return Kind == 0 ? bits_f32(u) : Kind == 1 ? fp16_to_f32(u) : bf16_to_f32(u); };
     long long i = lane;
     for (; i + 32 * 7 < n; i += 32 * 8) {
-        float xv[8], u[R][8];
+        float xv[8];
+        uint32_t u[R][8];
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
             xv[k] = x[i + 32 * k];
 #pragma unroll
-            for (int r = 0; r < R; ++r) u[r][k] = weight(r, i + 32 * k);
+            for (int r = 0; r < R; ++r) u[r][k] = raw(r, i + 32 * k);
         }
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
             const float f = xf(xv[k]);
 #pragma unroll
-            for (int r = 0; r < R; ++r) acc[r] = fmaf(u[r][k], f, acc[r]);
+            for (int r = 0; r < R; ++r) acc[r] = fmaf(value(u[r][k]), f, acc[r]);
         }
     }
     for (; i < n; i += 32) {
         const float f = xf(x[i]);
 #pragma unroll
-        for (int r = 0; r < R; ++r) acc[r] = fmaf(weight(r, i), f, acc[r]);
+        for (int r = 0; r < R; ++r) acc[r] = fmaf(value(raw(r, i)), f, acc[r]);
     }
 }
 

@@ -9,6 +9,7 @@
 #include <arbor/quant.hpp>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,33 +22,57 @@ using namespace arbor;
 
 namespace {
 
-// Every half bit pattern through the F16 row dot: a 256 x 256 matrix whose row r holds the
+// Every half bit pattern through the F16 row dot: a 256-row matrix whose row r holds the
 // patterns 256r .. 256r + 255 (one sign and exponent range a row, so a row of subnormals sums
-// exactly and a flushed or wrong conversion shows), infinities and NaNs replaced by +0, dotted
-// with ones. The GPU converts halves in hardware and the CPU in software (quant_blocks.hpp).
+// exactly and a flushed or wrong conversion shows), then the row's first 32 again (the chains'
+// tail loop), infinities and NaNs replaced by +0, dotted with ones. The GPU converts halves in
+// hardware, the CPU in software (quant_blocks.hpp); both must also equal the exact sum, which
+// every partial sum here is, computed in double from the bit patterns' definition.
 bool all_halves(const gpu::RunOptions& opt) {
-    constexpr int64_t n = 256, rows = 256;
-    std::vector<uint8_t> w(size_t(n * rows * 2));
-    for (uint32_t h = 0; h < 65536; ++h) {
-        const uint32_t v = (h & 0x7c00u) == 0x7c00u ? 0u : h;
-        w[2 * h] = uint8_t(v & 0xff);
-        w[2 * h + 1] = uint8_t(v >> 8);
+    constexpr int64_t rows = 256, n = 256 + 32;
+    auto pattern = [](int64_t r, int64_t c) { return uint32_t(r * 256 + c % 256); };
+    auto half_value = [](uint32_t h) {  // +0 for the infinities and NaNs (replaced below)
+        const int e = int((h >> 10) & 31), m = int(h & 1023);
+        const double v = e == 31 ? 0.0 : e == 0 ? std::ldexp(double(m), -24) : std::ldexp(double(1024 + m), e - 25);
+        return (h & 0x8000u) ? -v : v;
+    };
+    std::vector<uint8_t> w(static_cast<size_t>(rows * n * 2));
+    std::vector<float> want(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < n; ++c) {
+            const uint32_t h = pattern(r, c), v = (h & 0x7c00u) == 0x7c00u ? 0u : h;
+            w[size_t(2 * (r * n + c))] = uint8_t(v & 0xff);
+            w[size_t(2 * (r * n + c) + 1)] = uint8_t(v >> 8);
+            sum += half_value(v);
+        }
+        want[size_t(r)] = float(sum);
     }
-    std::vector<float> x(static_cast<size_t>(n), 1.0f), cpu(static_cast<size_t>(rows)), gpu(static_cast<size_t>(rows));
+    std::vector<float> x(static_cast<size_t>(n), 1.0f), cpu(static_cast<size_t>(rows)), scalar(static_cast<size_t>(rows)),
+        gpu(static_cast<size_t>(rows));
     quant::dot_rows(TensorType::F16, w.data(), size_t(n * 2), rows, x.data(), nullptr, n, cpu.data());
+    quant::dot_rows_isa(quant::Isa::Scalar, TensorType::F16, w.data(), size_t(n * 2), rows, x.data(), nullptr, n,
+                        scalar.data());
     gpu::LaunchInfo info;
     if (auto s = gpu::mk_dot_rows(TensorType::F16, w.data(), size_t(n * 2), rows, n, x.data(), nullptr, gpu.data(), opt, &info);
         !s) {
         std::printf("FAIL every half: %s\n", s.message().c_str());
         return false;
     }
-    for (int64_t r = 0; r < rows; ++r)
-        if (std::memcmp(&cpu[size_t(r)], &gpu[size_t(r)], 4) != 0) {
-            std::printf("FAIL every half, row %" PRId64 " (patterns 0x%04x..): cpu %.9g gpu %.9g\n", r, unsigned(r * 256),
-                        double(cpu[size_t(r)]), double(gpu[size_t(r)]));
+    for (int64_t r = 0; r < rows; ++r) {
+        const size_t i = size_t(r);
+        if (std::memcmp(&cpu[i], &gpu[i], 4) != 0 || std::memcmp(&cpu[i], &scalar[i], 4) != 0 ||
+            std::memcmp(&cpu[i], &want[i], 4) != 0) {
+            std::printf("FAIL every half, row %" PRId64 " (patterns 0x%04x..): gpu %.9g cpu %.9g scalar %.9g exact %.9g\n", r,
+                        unsigned(r * 256), double(gpu[i]), double(cpu[i]), double(scalar[i]), double(want[i]));
             return false;
         }
-    std::printf("ok   every half: 256 rows of all 65536 patterns bit-identical GPU vs CPU\n");
+    }
+    if (info.launches != 1) {
+        std::printf("FAIL every half: %d launches, not 1\n", int(info.launches));
+        return false;
+    }
+    std::printf("ok   every half: 256 rows of all 65536 patterns equal the exact sums on GPU and CPU\n");
     return true;
 }
 
@@ -74,6 +99,7 @@ int main() {
     std::mt19937 rng(1234);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     gpu::RunOptions opt;
+    (all_halves(opt) ? passed : failed) += 1;
     for (const auto& path : files) {
         auto f = GgufFile::open(path);
         if (!f) {
@@ -121,7 +147,6 @@ int main() {
                     path.substr(path.find_last_of('/') + 1).c_str(), tensors - bad, bad, ms);
         (bad ? failed : passed) += 1;
     }
-    (all_halves(opt) ? passed : failed) += 1;
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -71,10 +71,11 @@ ARBOR_HD inline float div_rn(float a, float b) { return a / b; }
 ARBOR_HD inline float fp16_to_f32(uint32_t h) {
 #if defined(ARBOR_DEVICE_PASS) && (defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
     // On the GPU the hardware's half -> float conversion: widening is exact for every finite
-    // half and infinity (subnormal halves are normal floats; no flush-to-zero mode is set), so
-    // it gives the bits below in one instruction instead of a dozen and a loop. NaNs keep the
-    // written path (their payload and quiet bit are specified here, not by the hardware).
-    if ((h & 0x7c00u) != 0x7c00u) {
+    // half and the infinities (subnormal halves are normal floats, and neither vendor flushes
+    // f16 inputs by default), so it gives the bits below in one instruction instead of a dozen
+    // and a loop. NaNs keep the written path (their payload and quiet bit are specified here,
+    // not by the hardware).
+    if ((h & 0x7fffu) <= 0x7c00u) {
 #if defined(__CUDA_ARCH__)
         float f;
         const unsigned short hs = static_cast<unsigned short>(h);
