@@ -310,12 +310,21 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
-            // Eight cells at a time: their V elements and weights are loaded together, then
-            // each head's o takes the eight cells in order.
+            // Eight cells at a time: their V elements (raw, all eight loads before any
+            // conversion) and weights are loaded together, then each head's o takes the eight
+            // cells in order.
             for (; j + 8 <= np; j += 8) {
                 float v8[8];
+                if (eb == 4) {
 #pragma unroll
-                for (int u = 0; u < 8; ++u) v8[u] = mkm::kv_at(vcol + static_cast<long long>(j + u) * vrow, eb, 0);
+                    for (int u = 0; u < 8; ++u) v8[u] = *reinterpret_cast<const float*>(vcol + (j + u) * vrow);
+                } else {
+                    uint16_t r8[8];
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) r8[u] = *reinterpret_cast<const uint16_t*>(vcol + (j + u) * vrow);
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) v8[u] = quant::blocks::fp16_to_f32(r8[u]);
+                }
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;

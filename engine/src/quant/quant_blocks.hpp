@@ -73,19 +73,18 @@ ARBOR_HD inline float fp16_to_f32(uint32_t h) {
     // On the GPU the hardware's half -> float conversion: widening is exact for every finite
     // half and the infinities (subnormal halves are normal floats, and neither vendor flushes
     // f16 inputs by default), so it gives the bits below in one instruction instead of a dozen
-    // and a loop. NaNs keep the written path (their payload and quiet bit are specified here,
-    // not by the hardware).
-    if ((h & 0x7fffu) <= 0x7c00u) {
+    // and a loop. A NaN is the written path's (its payload and quiet bit are specified here,
+    // not by the hardware), chosen by a select: no branch, so loads before it stay in flight.
+    float f;
 #if defined(__CUDA_ARCH__)
-        float f;
-        const unsigned short hs = static_cast<unsigned short>(h);
-        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(hs));
-        return f;
+    const unsigned short hs = static_cast<unsigned short>(h);
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(hs));
 #else
-        return static_cast<float>(__builtin_bit_cast(_Float16, static_cast<uint16_t>(h)));
+    f = static_cast<float>(__builtin_bit_cast(_Float16, static_cast<uint16_t>(h)));
 #endif
-    }
-#endif
+    const uint32_t nan = ((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13);
+    return (h & 0x7fffu) > 0x7c00u ? bits_f32(nan) : f;
+#else
     const uint32_t sign = (h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;
@@ -98,6 +97,7 @@ ARBOR_HD inline float fp16_to_f32(uint32_t h) {
         --e;
     }
     return bits_f32(sign | (e << 23) | ((mant & 0x3ffu) << 13));
+#endif
 }
 
 // float -> IEEE half, round to nearest even; overflow -> inf, NaN stays NaN (quiet).
