@@ -37,6 +37,11 @@ Run cli(const QStringList& args) { return runCli(args); }
 
 QString stories() { return sharedData() + "/models/stories260K.gguf"; }
 
+// A bench of stories260K on two CPU threads, one repetition and no warm-up, JSON on stdout.
+QStringList oneRepJson() {
+    return {"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--reps", "1", "--warmup", "0", "--json", "-"};
+}
+
 // Bytes of a tensor of `type` and `shape`, from the GGUF block sizes (elements, bytes per block).
 double tensorBytes(const QString& type, const QJsonArray& shape, bool* known) {
     static const QHash<QString, QPair<int, int>> blocks = {
@@ -322,8 +327,7 @@ private slots:
         ARBOR_REQUIRE_PATH(stories());
         const QString dir = tmp_.filePath("split");
         QVERIFY(QDir().mkpath(dir));
-        const QStringList base = {"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--reps", "1",
-                                  "--warmup", "0", "--json", "-"};
+        const QStringList base = oneRepJson();
         const Run first = cli(base + QStringList{"--rows", "park@300,wake@300", "--keep-park", "--park-dir", dir});
         QVERIFY2(first.code == 0, first.err.constData());
         const QString kept = dir + "/arbor-bench-300.park";
@@ -382,8 +386,7 @@ private slots:
         ARBOR_REQUIRE_PATH(stories());
         const QString dir = tmp_.filePath("saved");
         QVERIFY(QDir().mkpath(dir));
-        const QStringList base = {"bench", "-m", stories(), "--backend", "cpu", "--threads", "2", "--reps", "1",
-                                  "--warmup", "0", "--json", "-"};
+        const QStringList base = oneRepJson();
         const Run first = cli(base + QStringList{"--rows", "read5x2@200", "--save-contexts", dir});
         QVERIFY2(first.code == 0, first.err.constData());
         const QString c1 = dir + "/arbor-bench-c1-200.park", c2 = dir + "/arbor-bench-c2-200.park";

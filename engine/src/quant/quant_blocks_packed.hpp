@@ -79,10 +79,10 @@ ARBOR_HD inline uint32_t lut16(uint32_t n, uint32_t t0, uint32_t t1, uint32_t t2
 // (the prefill tiles apply each to every token of the tile): the 32 codes as bytes, four to a
 // word, in element order (any offset the format subtracts is applied by apply()), the float
 // factors and the format's integer factors.
-struct PackedSub {
+struct PackedSub {  // what a format does not use stays zero
     uint32_t q[8];
-    float ws, wm;
-    int32_t k1, k2;
+    float ws = 0.0f, wm = 0.0f;
+    int32_t k1 = 0, k2 = 0;
 };
 
 ARBOR_HD inline int32_t dot32(const uint32_t* q, const int8_t* a) {
@@ -116,8 +116,6 @@ struct Packed<Q4_0> {
         PackedSub p;
         nibble_words(b + 2, p.q, false);
         p.ws = fp16_to_f32(ld16(b));
-        p.wm = 0.0f;
-        p.k1 = p.k2 = 0;
         return p;
     }
     // codes = nibble - 8: dot(q, a) = dot(nibbles, a) + dot(-8, a) (from a itself, so the bits
@@ -139,8 +137,6 @@ struct Packed<Q8_0> {
         ARBOR_UNROLL
         for (int j = 0; j < 8; ++j) p.q[j] = ld32_a2(b + 2 + 4 * j);
         p.ws = fp16_to_f32(ld16(b));
-        p.wm = 0.0f;
-        p.k1 = p.k2 = 0;
         return p;
     }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
@@ -199,7 +195,6 @@ struct Packed<Q6_K> {
         p.k1 = int8_t(b[192 + 2 * sb]);
         p.k2 = int8_t(b[192 + 2 * sb + 1]);
         p.ws = fp16_to_f32(ld16(b + 208));
-        p.wm = 0.0f;
         return p;
     }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
@@ -233,9 +228,7 @@ struct Packed<IQ4_XS> {
         ARBOR_UNROLL
         for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], t0, t1, t2, t3);
         p.k1 = iq4xs_scale(b, sb) - 32;
-        p.k2 = 0;
         p.ws = fp16_to_f32(ld16(b));
-        p.wm = 0.0f;
         return p;
     }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
