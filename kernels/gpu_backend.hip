@@ -526,7 +526,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, " one chunk", &s});
                 } else {
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks", &s});
-                    st.push_back({gpu::kOpAttnCombine, c.n_head_kv * T, a, " combine", &s});
+                    st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;

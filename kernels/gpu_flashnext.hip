@@ -5,7 +5,7 @@
 //   HcPre            hc dots (T x 12 items) | mix + combine + attn_norm (T)
 //   QkvRope || IndexerProj   Q/K/V and indexer dots (keys stored) | q/k norm + RoPE, indexer
 //                    query RoPE + scale, weights, pooled keys of completed blocks
-//   IndexScore       block scores (T x 2 max_chunks)            only when a token is sparse
+//   IndexScore       block scores (T x 8 max_chunks)            only when a token is sparse
 //   IndexSelect      top budget/4 blocks per token (T)          only when a token is sparse
 //   SparseAttention  chunks | in-order combine (+ Quantize when the span is not whole blocks)
 //   MatMulHcPost     attn_output rows with the stream update in the epilogue
@@ -218,14 +218,14 @@ void FlashNextDevice::steps(const plan::Stage& s, const MkModelStage& base, int6
     }
     // A pass whose tokens all attend densely builds no score or select stage: no level either.
     case Op::IndexScore:
-        if (sparse) out.push_back({kOpFnIdxScore, T * 2 * MC, a, ""});
+        if (sparse) out.push_back({kOpFnIdxScore, T * (64 / kMkFnScoreBlocks) * MC, a, ""});
         break;
     case Op::IndexSelect:
         if (sparse) out.push_back({kOpFnIdxSelect, T, a, ""});
         break;
     case Op::SparseAttention:
         out.push_back({kOpFnAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks"});
-        out.push_back({kOpFnAttnCombine, c.n_head_kv * T, a, " combine"});
+        out.push_back({kOpFnAttnCombine, attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine"});
         break;
     case Op::MatMulHcPost: out.push_back({kOpFnMatMulHcPost, (c.n_embd + 1) / 2, a, ""}); break;
     case Op::SharedGate: out.push_back({kOpFnSharedGate, T, a, ""}); break;

@@ -108,7 +108,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
     }
 }
 
-__global__ void __launch_bounds__(256, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram prog, MkSync sync) {
+__global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram prog, MkSync sync) {
     __shared__ int n_events;
     __shared__ __align__(16) float smem[kMkSmemFloats];
     if (threadIdx.x == 0) n_events = 0;

@@ -21,7 +21,6 @@
 
 namespace arbor::gpu {
 
-constexpr int kMkBlockThreads = 256;
 constexpr int kMkBlockWarps = kMkBlockThreads / 32;
 
 namespace mkb {
@@ -154,14 +153,48 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
 }
 
 // The K rows of cells c0 .. c0 + np - 1 of a cell map as floats into shared dst, row j at
-// dst + j * stride (stride = hd + 1 floats: consecutive rows start in consecutive banks). An
-// F16 row is read in 4-byte words (two elements each), every thread's loads before its stores.
+// dst + j * stride (stride = hd + 1 floats: consecutive rows start in consecutive banks), every
+// thread's loads issued before its stores. Rows of whole 16-byte words (head dims of 128 in
+// halves: 16 words) are read as such, thread (row j0, word w) taking rows j0, j0 + 256 / wpr, ...,
+// so that a 64-cell piece is 4 loads a thread, all in flight at once; other rows in 4-byte words.
 template <class Cells>
 __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* base, long long first, const Cells& cells,
                                          int c0, int np, int hd, int eb) {
     constexpr int kU = 8;
     const int tid = static_cast<int>(threadIdx.x);
     const int row_bytes = hd * eb;
+    auto row = [&](int j) { return base + (cells.cell(c0 + j) - first) * row_bytes; };
+    auto put = [&](float* o, unsigned word) {  // one 4-byte word: a float or two halves
+        if (eb == 4) {
+            o[0] = __uint_as_float(word);
+        } else {
+            o[0] = quant::blocks::fp16_to_f32(word & 0xffffu);
+            o[1] = quant::blocks::fp16_to_f32(word >> 16);
+        }
+    };
+    const int per = 4 / eb;  // elements per 4-byte word
+    if (((reinterpret_cast<unsigned long long>(base) | static_cast<unsigned>(row_bytes)) & 15) == 0 && row_bytes <= 16 * kMkBlockThreads) {
+        const int wpr = row_bytes / 16, rows = kMkBlockThreads / wpr;  // 16-byte words a row, rows a round
+        const int j0 = tid / wpr, w = tid - j0 * wpr;
+        if (j0 >= rows) return;
+        constexpr int kU4 = 4;  // a 64-cell piece of 16-word rows in one round
+        for (int jb = j0; jb < np; jb += rows * kU4) {
+            uint4 r[kU4];
+#pragma unroll
+            for (int u = 0; u < kU4; ++u)
+                if (const int j = jb + u * rows; j < np) r[u] = reinterpret_cast<const uint4*>(row(j))[w];
+#pragma unroll
+            for (int u = 0; u < kU4; ++u)
+                if (const int j = jb + u * rows; j < np) {
+                    float* o = dst + j * stride + 4 * w * per;
+                    put(o, r[u].x);
+                    put(o + per, r[u].y);
+                    put(o + 2 * per, r[u].z);
+                    put(o + 3 * per, r[u].w);
+                }
+        }
+        return;
+    }
     const int wpr = row_bytes / 4;  // words per row
     const int n = np * wpr;         // at most 256 cells x 256 words
     for (int b = tid; b < n; b += kMkBlockThreads * kU) {
@@ -171,7 +204,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             const int i = b + u * kMkBlockThreads;
             if (i < n) {
                 const int j = i / wpr;
-                r[u] = reinterpret_cast<const unsigned*>(base + (cells.cell(c0 + j) - first) * row_bytes)[i - j * wpr];
+                r[u] = reinterpret_cast<const unsigned*>(row(j))[i - j * wpr];
             }
         }
 #pragma unroll
@@ -179,13 +212,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             const int i = b + u * kMkBlockThreads;
             if (i >= n) continue;
             const int j = i / wpr, w = i - j * wpr;
-            float* o = dst + j * stride;
-            if (eb == 4) {
-                o[w] = __uint_as_float(r[u]);
-            } else {
-                o[2 * w] = quant::blocks::fp16_to_f32(r[u] & 0xffffu);
-                o[2 * w + 1] = quant::blocks::fp16_to_f32(r[u] >> 16);
-            }
+            put(dst + j * stride + w * per, r[u]);
         }
     }
 }
@@ -407,32 +434,34 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }
 
-// Item g * T + t: the chunks of (g, t) combined in chunk order (numerics.hpp), skipping the
-// chunks marked empty (l < 0: flashnext's chunks without an attended cell; a computed chunk has
-// l >= 1, so a dense pass skips none). Warp w takes heads w, w + 8, ...:
-//  1. M: the first unskipped chunk's m, then the max over the unskipped ones, lane by lane and
-//     across the lanes (a max is the same in any order, and a NaN first m stays, as in a
-//     sequential loop);
-//  2. the lanes put each chunk's l and weight w_c = exp_f(m_c - M) in shared memory (each once);
-//  3. lane 0 runs L and every lane its dims' O over the chunks in order, the O loop loading eight
-//     chunks' values before their fmafs (one latency per eight chunks, not one per chunk).
+// Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
+// chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:
+// flashnext's chunks without an attended cell; a computed chunk has l >= 1, so a dense pass skips
+// none). hp = attn_combine_heads (mk_model.hpp): a thread per (head, dim).
+//  1. Warp w takes heads w, w + 8, ... of the item: M, the first unskipped chunk's m, then the max
+//     over the unskipped ones, lane by lane and across the lanes (a max is the same in any order,
+//     and a NaN first m stays, as in a sequential loop); the lanes put each chunk's l and weight
+//     w_c = exp_f(m_c - M) in shared memory (each once); lane 0 runs L over the chunks in order.
+//  2. Every thread runs its (head, dim)'s O over the chunks in order, loading 16 chunks' values
+//     before their fmafs (one latency per 16 chunks), and writes O / L.
 // Both the dense combine and flashnext's run here.
 __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const MkDims& d = P.d;
     const long long T = P.n_tokens, MC = P.max_chunks;
-    const long long g = item / T, t = item % T;
     const int group = static_cast<int>(d.n_head / d.n_head_kv), hdv = static_cast<int>(d.hd_v);
+    const int hp = attn_combine_heads(group, hdv), parts = group / hp;
+    const long long gt = item / parts, g = gt / T, t = gt % T;
+    const int h0 = static_cast<int>(item % parts) * hp;
     const long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
     const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
-    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs;
+    const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs + static_cast<long long>(h0) * (hdv + 2);
     const long long att_w = d.n_head * hdv;
-    float* out = P.att + t * att_w + g * group * hdv;
-    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
-    const int per_warp = kMkSmemFloats / kMkBlockWarps;
-    const bool cached = 2 * n_chunks <= per_warp;  // l and w of every chunk fit the warp's share
-    float* lsh = smem + warp * per_warp;
-    float* wsh = lsh + n_chunks;
-    for (int h = warp; h < group; h += kMkBlockWarps) {
+    float* out = P.att + t * att_w + (g * group + h0) * hdv;
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    float* ml = smem;  // [hp][2]: M and L of each head
+    const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
+    auto lsh = [&](int h) { return smem + 2 * hp + 2 * h * n_chunks; };
+    for (int h = warp; h < hp; h += kMkBlockWarps) {
         const float* ph = part + h * (hdv + 2);  // chunk c's row of head h: ph + c * cs
         int f = n_chunks;                        // the first unskipped chunk
         for (int c0 = 0; c0 < n_chunks && f == n_chunks; c0 += 32) {
@@ -452,38 +481,46 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         }
         if (cached)
             for (int c = lane; c < n_chunks; c += 32) {
-                lsh[c] = ph[c * cs + hdv + 1];
-                wsh[c] = num::attn_chunk_weight(ph[c * cs + hdv], M);
+                lsh(h)[c] = ph[c * cs + hdv + 1];
+                lsh(h)[n_chunks + c] = num::attn_chunk_weight(ph[c * cs + hdv], M);
             }
         arbor_syncwarp();
-        auto l_of = [&](int c) { return cached ? lsh[c] : ph[c * cs + hdv + 1]; };
-        auto w_of = [&](int c) { return cached ? wsh[c] : num::attn_chunk_weight(ph[c * cs + hdv], M); };
-        float L = 0.0f;
-        if (lane == 0)
-            for (int c = 0; c < n_chunks; ++c)
-                if (const float l = l_of(c); !(l < 0.0f)) L = fmaf(l, w_of(c), L);
-        L = __shfl(L, 0);
-        for (int dd = lane; dd < hdv; dd += 32) {
-            float o = 0.0f;
-            int c = 0;
-            for (; c + 8 <= n_chunks; c += 8) {
-                float v[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) v[u] = ph[(c + u) * cs + dd];  // a skipped chunk's is unused
-#pragma unroll
-                for (int u = 0; u < 8; ++u)
-                    if (!(l_of(c + u) < 0.0f)) o = fmaf(v[u], w_of(c + u), o);
+        if (lane == 0) {
+            float L = 0.0f;
+            for (int c = 0; c < n_chunks; ++c) {
+                const float l = cached ? lsh(h)[c] : ph[c * cs + hdv + 1];
+                if (!(l < 0.0f)) L = fmaf(l, cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M), L);
             }
-            for (; c < n_chunks; ++c)
-                if (!(l_of(c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(c), o);
-            out[h * hdv + dd] = num::div_rn(o, L);
+            ml[2 * h] = M;
+            ml[2 * h + 1] = L;
         }
-        arbor_syncwarp();
     }
-    if (s.quantize_out) {
+    __syncthreads();
+    for (int i = tid; i < hp * hdv; i += kMkBlockThreads) {
+        const int h = i / hdv, dd = i % hdv;
+        const float* ph = part + h * (hdv + 2);
+        const float M = ml[2 * h];
+        auto l_of = [&](int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
+        auto w_of = [&](int c) { return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M); };
+        constexpr int kU = 16;
+        float o = 0.0f;
+        int c = 0;
+        for (; c + kU <= n_chunks; c += kU) {
+            float v[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u) v[u] = ph[(c + u) * cs + dd];  // a skipped chunk's is unused
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+                if (!(l_of(c + u) < 0.0f)) o = fmaf(v[u], w_of(c + u), o);
+        }
+        for (; c < n_chunks; ++c)
+            if (!(l_of(c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(c), o);
+        out[h * hdv + dd] = num::div_rn(o, ml[2 * h + 1]);
+    }
+    if (s.quantize_out) {  // the span is whole Q8A blocks (attn_combine_heads)
         __syncthreads();
-        const long long span = static_cast<long long>(group) * hdv;
-        mkb::block_quantize(out, span, P.attq + (t * att_w + g * span) / 32);
+        const long long span = static_cast<long long>(hp) * hdv;
+        mkb::block_quantize(out, span, P.attq + (t * att_w + (g * group + h0) * hdv) / 32);
     }
 }
 

@@ -57,6 +57,10 @@ struct MkFnPass {
     quant::BlockQ8A* hsq;
 };
 
+// Index blocks per indexer score item: a warp scores them one after another, so a 31.9k-cell
+// token gives about 1000 items for the grid's warps.
+constexpr long long kMkFnScoreBlocks = 8;
+
 // flashnext's device ops (MkStage::op values 40..59, after mk_model.hpp's).
 enum MkFnOp : int {
     kOpFnEmbedHc = 40,        // X4[t][i] = decoded embedding row, i = 0..3                 items: T
@@ -67,10 +71,10 @@ enum MkFnOp : int {
                               //                                                            items: (H_I d_I + H_I + d_I) / 2, rounded up per matrix
     kOpFnIdxFinish = 44,      // (t, j): j < H_I query head j (RoPE, scale); H_I: weights; H_I + 1: the
                               // pooled key of the block t completes                         items: T * (H_I + 2)
-    kOpFnIdxScore = 45,       // (t, g): scores of blocks [32g, 32g + 32), one lane per block  items: T * 2 * max_chunks
+    kOpFnIdxScore = 45,       // (t, g): scores of blocks [8g, 8g + 8), a warp per block      items: T * 64 / 8 * max_chunks
     kOpFnIdxSelect = 46,      // Sel[t]: the top budget/4 blocks, in increasing order, by a workgroup  items: T
     kOpFnAttnChunk = 47,      // chunk ch of (g, t) over its attended cells   items: n_kv * T * max_chunks * head_parts
-    kOpFnAttnCombine = 48,    // the non-empty chunks of (g, t) combined in order (+ AttQ), by a workgroup (mk_attn_combine_block)  items: n_kv * T
+    kOpFnAttnCombine = 48,    // the non-empty chunks of (g, t) combined in order (+ AttQ), by a workgroup (mk_attn_combine_block)  items: as kOpAttnCombine
     kOpFnMatMulHcPost = 49,   // rows 2j, 2j+1 of W . Att[t]; the four streams' update       items: ceil(n_embd / 2)
     kOpFnSharedGate = 50,     // GS[t] = sigmoid(gate_inp_shexp . XN[t])                     items: T
     kOpFnSharedFfn = 51,      // HS[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t])            items: n_ff_shexp

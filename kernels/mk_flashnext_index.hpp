@@ -5,8 +5,9 @@
 //  * Projections: the contract's warp row dots, two rows per item, as the Q/K/V dots.
 //  * A pooled key and a query head: element-wise over the lanes; the key's RMSNorm sum of
 //    squares is warp_dot_lanes (dot_lanes), RoPE is rope_cs / rope_pair per pair.
-//  * A score is one lane's fixed chain: per head h the contract's 32 accumulators over d_I in
-//    order, combine_lanes, relu, and acc = fmaf(w_h, relu, acc) in head order (index_score).
+//  * A score is one warp's fixed chain: lane j the contract's accumulator j of each head over
+//    d_I in order, the combine_lanes tree (16 heads at once, mkf::combine_lanes16), relu, and
+//    acc = fmaf(w_h, relu, acc) in head order (index_score).
 //  * Selection is exact set arithmetic: the blocks ranked first by (score descending, NaN as
 //    -inf, block ascending), found by a radix select on an order-preserving key, and written
 //    in increasing block order. Any correct method gives the CPU's set.
@@ -160,27 +161,86 @@ __device__ inline void mk_fn_idx_finish(const MkPass& P, const MkModelStage& s, 
     }
 }
 
-// Item t * 2 max_chunks + g: the scores of blocks [32g, 32g + 32) before token t's own block
-// (sparse tokens only), lane i taking block 32g + i.
-__device__ inline void mk_fn_idx_score(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const MkFnPass& F = *P.fn;
-    const long long G = 2 * P.max_chunks, stride = mkf::kBlocksPerPage * P.max_chunks;
-    const long long t = item / G, b = (item % G) * 32 + lane;
-    const long long pos = P.pos[t];
-    if (F.repool && mkf::index_sparse(F, pos)) {  // the no-cache measurement: the warp pools the item's blocks
-        for (long long bb = b - lane; bb < b - lane + 32 && bb < pos / mkf::kPoolCells; ++bb)
-            mkf::pool_block(P, s.layer, t, bb, lane);
-        arbor_syncwarp();
+namespace mkf {
+
+// The 32 lanes' accumulators of 16 dots at once, reduced by the combine_lanes tree: v[h] in lane
+// j is accumulator j of head h. Each step of offset s splits the heads a lane holds: the lane
+// with bit s clear keeps the lower half, its partner (lane ^ s) the upper half, and each adds
+// the partner's value of the heads it keeps, the lower lane's operand first, as
+// acc[j] = add_rn(acc[j], acc[j + s]) does. 16 shuffles instead of 16 trees of 5; on return
+// lanes 2h and 2h + 1 hold head h's dot.
+__device__ inline float combine_lanes16(float* v, int lane) {
+#pragma unroll
+    for (int s = 16, n = 8; n >= 1; s >>= 1, n >>= 1) {
+        const bool up = (lane & s) != 0;
+#pragma unroll
+        for (int i = 0; i < n; ++i) {
+            const float keep = up ? v[n + i] : v[i];
+            const float got = __shfl_xor(up ? v[i] : v[n + i], s);
+            v[i] = up ? quant::blocks::add_rn(got, keep) : quant::blocks::add_rn(keep, got);
+        }
     }
-    if (!mkf::index_sparse(F, pos) || b >= pos / mkf::kPoolCells) return;
+    const float got = __shfl_xor(v[0], 1);
+    return (lane & 1) ? quant::blocks::add_rn(got, v[0]) : quant::blocks::add_rn(v[0], got);
+}
+
+// The score of block b of token t by the whole warp, with the bits of the contract's lane chain
+// (dot_lanes per head: lane j holds accumulator j, elements j, j + 32, ... in order, then
+// combine_lanes; then acc = fmaf(w_h, relu(dot), acc) in head order). Lane j reads elements
+// j + 32i of the key and the queries, so each load is one coalesced 128-byte line. Valid in
+// every lane.
+__device__ inline float score_block(const MkPass& P, long long t, int layer, long long b, int lane) {
+    const MkFnPass& F = *P.fn;
     const long long HI = F.n_idx_head, dI = F.idx_dim;
     const float* q = F.iq + t * HI * dI;
     const float* w = F.iw + t * HI;
-    const float* key = mkf::pool_key(P, t, s.layer, b);
+    const float* key = pool_key(P, t, layer, b);
+    constexpr int kRegs = 4;  // key elements held in registers (d_I up to 128); the rest are loaded per head
+    float kr[kRegs];
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) kr[i] = 32 * i + lane < dI ? key[32 * i + lane] : 0.0f;
     float score = 0.0f;
-    for (long long h = 0; h < HI; ++h)
-        score = fmaf(w[h], num::relu(mkm::lane_dot(q + h * dI, [&](long long i) { return key[i]; }, dI)), score);
-    F.scores[t * stride + b] = score;
+    for (long long h0 = 0; h0 < HI; h0 += 16) {
+        float v[16];
+#pragma unroll
+        for (int hh = 0; hh < 16; ++hh) {
+            float acc = 0.0f;
+            if (h0 + hh < HI) {
+                const float* qh = q + (h0 + hh) * dI;
+#pragma unroll
+                for (int i = 0; i < kRegs; ++i)
+                    if (32 * i + lane < dI) acc = fmaf(qh[32 * i + lane], kr[i], acc);
+                for (long long e = 32 * kRegs + lane; e < dI; e += 32) acc = fmaf(qh[e], key[e], acc);
+            }
+            v[hh] = acc;
+        }
+        const float dot = combine_lanes16(v, lane);
+        for (long long hh = 0; hh < 16 && h0 + hh < HI; ++hh)
+            score = fmaf(w[h0 + hh], num::relu(__shfl(dot, static_cast<int>(2 * hh))), score);
+    }
+    return score;
+}
+
+}  // namespace mkf
+
+// Item t * (64 / kMkFnScoreBlocks) max_chunks + g: the scores of blocks [8g, 8g + 8) before token
+// t's own block (sparse tokens only), one after another by the whole warp (mkf::score_block).
+__device__ inline void mk_fn_idx_score(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkFnPass& F = *P.fn;
+    const long long G = mkf::kBlocksPerPage / kMkFnScoreBlocks * P.max_chunks;
+    const long long stride = mkf::kBlocksPerPage * P.max_chunks;
+    const long long t = item / G, b0 = (item % G) * kMkFnScoreBlocks;
+    const long long pos = P.pos[t];
+    if (!mkf::index_sparse(F, pos)) return;
+    const long long end = min(b0 + kMkFnScoreBlocks, pos / mkf::kPoolCells);
+    if (F.repool) {  // the no-cache measurement: the warp pools the item's blocks first
+        for (long long b = b0; b < end; ++b) mkf::pool_block(P, s.layer, t, b, lane);
+        arbor_syncwarp();
+    }
+    for (long long b = b0; b < end; ++b) {
+        const float score = mkf::score_block(P, t, s.layer, b, lane);
+        if (lane == 0) F.scores[t * stride + b] = score;
+    }
 }
 
 // The radix select's step (warp 0 of the item): hist holds the counts of the keys matching the

@@ -38,7 +38,7 @@ private:
     size_t stages_cap_ = 0;
     MkEvent* events_ = nullptr;
     int max_events_ = 0;
-    int grid_ = 0, block_ = 256;
+    int grid_ = 0, block_ = kMkBlockThreads;
     bool cooperative_ = false;
     bool phases_on_ = false;  // the phase clocks were armed for the last pass
     std::string device_name_;

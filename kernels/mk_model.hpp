@@ -120,7 +120,7 @@ enum MkModelOp : int {
     kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows / 2
     kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
     kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks * head_parts
-    kOpAttnCombine = 16,    // chunks of (g, t) combined in order (+ AttQ)       items: n_kv * T
+    kOpAttnCombine = 16,    // chunks of (g, t, head part) combined in order (+ AttQ)  items: attn_combine_items
     kOpQuantize = 17,       // Q8A block of a buffer's row                       items: rows * width / 32
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
@@ -148,6 +148,24 @@ inline int attn_head_parts(long long chunk_items, long long group, long long hd_
     for (long long p = 2; p <= group; ++p)
         if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0) best = static_cast<int>(p);
     return best;
+}
+
+// Threads of a megakernel workgroup (mk_launch.hip launches the grid with them).
+constexpr int kMkBlockThreads = 256;
+
+// Q heads per attention combine item (mk_attn_combine_block, a thread per (head, dim)): the
+// largest divisor hp of group with hp * hd_v within a workgroup's threads and whole Q8A blocks
+// (the item quantizes its span); the whole group when no divisor fits. A decode step's combine
+// level then has n_kv * group / hp items instead of n_kv. The bits do not change: each head's
+// arithmetic is the same whichever item runs it.
+__host__ __device__ inline int attn_combine_heads(long long group, long long hd_v) {
+    for (long long hp = group; hp >= 1; --hp)
+        if (group % hp == 0 && hp * hd_v <= kMkBlockThreads && hp * hd_v % 32 == 0) return static_cast<int>(hp);
+    return static_cast<int>(group);
+}
+// The combine level's items: (KV head, token, head part).
+inline long long attn_combine_items(long long n_kv, long long tokens, long long group, long long hd_v) {
+    return n_kv * tokens * (group / attn_combine_heads(group, hd_v));
 }
 
 struct MkModelStage {
