@@ -5,8 +5,8 @@
 // all its loads in flight at once and keeps only the contract's sequential chains serial.
 //
 // The bits are the CPU's for the same reasons as in mk_model_ops.hpp: every element goes
-// through numerics.hpp's functions, each lanes32 dot is either one warp's 32 lanes plus the
-// combine_lanes shuffle tree or one thread's 32 chains plus the same tree (mkm::lane_dot),
+// through numerics.hpp's functions, each lanes32 dot is one warp's 32 lanes plus the
+// combine_lanes tree (by shuffles, for one dot or 32 at once: combine_lanes_multi),
 // maxima are exact whatever the order, and every sequential sum of
 // the contract (l over cells, o[d] over cells, L and O over chunks) runs in one thread in the
 // contract's order. Shared memory is one arena of kMkSmemFloats floats owned by the item.
@@ -152,6 +152,43 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
     block_stage(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
 }
 
+namespace mkb {
+
+// The scores of heads hb .. hb + Ht - 1 and cells cb .. cb + Ct - 1 of a staged K piece, by
+// one warp: lane j runs accumulator j (elements j, j + 32, ... in order, as dot_lanes) of all
+// D = Ht * Ct dots (16 or 32), each query and key element loaded once for all of them, then
+// combine_lanes_multi<D>. Returns dot x = (head hb + x / Ct, cell cb + x % Ct) in lane x (D = 32)
+// or in lanes 2x and 2x + 1 (D = 16). Heads past gh read the last one; cells past the piece
+// read rows of the stage that the piece does not use (the caller sizes pieces in whole tiles),
+// and those dots are not written.
+template <int Ht, int Ct>
+__device__ inline float score_tile(const float* qs, int hdk, const float* kst, int krow_f, int gh, int hb, int cb,
+                                   int lane) {
+    constexpr int D = Ht * Ct;
+    int qo[Ht];
+#pragma unroll
+    for (int h = 0; h < Ht; ++h) qo[h] = (hb + h < gh ? hb + h : gh - 1) * hdk;
+    const float* kb = kst + cb * krow_f;
+    float v[D];
+#pragma unroll
+    for (int x = 0; x < D; ++x) v[x] = 0.0f;
+    for (int e = lane; e < hdk; e += 32) {
+        float qv[Ht], kv[Ct];
+#pragma unroll
+        for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
+#pragma unroll
+        for (int c = 0; c < Ct; ++c) kv[c] = kb[c * krow_f + e];
+#pragma unroll
+        for (int h = 0; h < Ht; ++h)
+#pragma unroll
+            for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
+    }
+    combine_lanes_multi<D>(v, lane);
+    return v[0];
+}
+
+}  // namespace mkb
+
 // The K rows of cells c0 .. c0 + np - 1 of a cell map as floats into shared dst, row j at
 // dst + j * stride (stride = hd + 1 floats: consecutive rows start in consecutive banks), every
 // thread's loads issued before its stores. Rows of whole 16-byte words (head dims of 128 in
@@ -228,9 +265,10 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // the whole block loads at once: walking them from global memory one cell after another cost
 // one memory latency per cell (about 200 us per chunk on the H200).
 //  1. q of the group's heads into shared memory.
-//  2. Per K piece (staged as floats, odd row stride): thread (head, cell) runs the dot's 32
-//     lane chains (chain a: elements a, a+32, ...) and combine_lanes's tree in registers:
-//     dot_lanes exactly, without shuffles.
+//  2. Per K piece (staged as floats, odd row stride): warp tiles of 32 (head, cell) dots, lane j
+//     running chain j (elements j, j+32, ...) of all 32 and combine_lanes_multi reducing the 32
+//     trees with 31 shuffles: dot_lanes exactly, 8 instructions a dot where a thread's 32
+//     chains took about 400 (two shared-memory loads a multiply-add).
 //  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
 //     l over the cells in order.
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
@@ -265,25 +303,35 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
-    //    once per head) at an odd stride, so that the threads of a warp, one cell each, read
-    //    different banks; then thread (head, cell) runs the contract's 32 lane chains of that
-    //    dot and the combine_lanes tree in registers (no shuffles).
+    //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
+    //    (mkb::score_tile: lane j the contract's chain j of every dot, one tree for all 32).
     const int krow_f = hdk + 1, vrow = hdv * eb;
-    // A piece's (head, cell) dots are spread over the 256 threads: a piece of a multiple of
-    // 256 / gh cells gives every thread the same number of them.
+    // A piece's (head, cell) dots go to the warps in tiles of ht heads x ct cells (mkb::score_tile):
+    // pieces are whole tiles (a tile reads all its ct rows), and a multiple of 8 ct cells gives
+    // every warp the same number of tiles.
+    const int ht = gh > 4 ? 8 : gh > 2 ? 4 : gh, ct = ht == 1 ? 16 : 32 / ht, htiles = (gh + ht - 1) / ht;
     int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
-    if (const int per = kMkBlockThreads / gh; kpiece > per) kpiece -= kpiece % per;
+    if (const int per = kMkBlockWarps * ct; kpiece > per) kpiece -= kpiece % per;
+    kpiece -= kpiece % ct;  // at least ct rows fit (mk_model.hpp: kMkStageFloats)
     float* kst = reinterpret_cast<float*>(stage);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
         block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
         __syncthreads();
         pc.mark(kPhAttnKStage);
-        for (int p = tid; p < np * gh; p += kMkBlockThreads) {
-            const int h = p / np, j = p - h * np;  // a warp's threads: consecutive cells of a head
-            const float* kj = kst + j * krow_f;
-            sc[h * mkm::kChunk + c0 + j] =
-                num::mul_rn(mkm::lane_dot(qs + h * hdk, [&](long long e) { return kj[e]; }, hdk), d.attn_scale);
+        const int ctiles = (np + ct - 1) / ct;
+        for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
+            const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
+            float dot;
+            switch (ht) {
+            case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            }
+            const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
+            const int h = hb + x / ct, j = cb + x % ct;
+            if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
         }
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);

@@ -24,6 +24,33 @@ __device__ inline float warp_combine(float acc) {
     return acc;
 }
 
+// D dots' accumulators at once (D a power of two, 16..64): v[i] in lane j is accumulator j of
+// dot i. Each step of offset s = 16..1 either splits the dots a lane holds (the lane with bit s
+// clear keeps the lower half, its partner lane ^ s the upper half, each adding the partner's
+// value of the dots it keeps) or, once a lane holds one, adds the partner's value of it; the
+// lower lane's operand comes first, so every addition is combine_lanes's acc[j] + acc[j + s].
+// D - 1 shuffles where D trees take 5 D (D = 16: 16). On return lane L holds in v[i] dot
+// L * D / 32 + i (i < D / 32), or for D = 16 in v[0] dot L / 2.
+template <int D, int S = 16>
+__device__ inline void combine_lanes_multi(float* v, int lane) {
+    static_assert(S != 16 || D == 16 || D == 32 || D == 64, "16, 32 or 64 dots");
+    const bool up = (lane & S) != 0;
+    if constexpr (D >= 2) {  // split: this step's offset S, D / 2 dots kept
+        constexpr int n = D / 2;
+#pragma unroll
+        for (int i = 0; i < n; ++i) {
+            const float keep = up ? v[n + i] : v[i];
+            const float got = __shfl_xor(up ? v[i] : v[n + i], S);
+            v[i] = up ? quant::blocks::add_rn(got, keep) : quant::blocks::add_rn(keep, got);
+        }
+        if constexpr (S > 1) combine_lanes_multi<n, S / 2>(v, lane);
+    } else {  // one dot left: the partner's value of it
+        const float got = __shfl_xor(v[0], S);
+        v[0] = up ? quant::blocks::add_rn(got, v[0]) : quant::blocks::add_rn(v[0], got);
+        if constexpr (S > 1) combine_lanes_multi<1, S / 2>(v, lane);
+    }
+}
+
 // Set (non-zero) by the host when ARBOR_GPU_PACKED=0 is in the environment (mk_set_packed_off):
 // the row dots then use the byte-wise Fmt::terms, for A/B runs of the packed terms in one build.
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).

@@ -6,7 +6,7 @@
 //  * A pooled key and a query head: element-wise over the lanes; the key's RMSNorm sum of
 //    squares is warp_dot_lanes (dot_lanes), RoPE is rope_cs / rope_pair per pair.
 //  * A score is one warp's fixed chain: lane j the contract's accumulator j of each head over
-//    d_I in order, the combine_lanes tree (16 heads at once, mkf::combine_lanes16), relu, and
+//    d_I in order, the combine_lanes tree (16 heads at once, combine_lanes_multi), relu, and
 //    acc = fmaf(w_h, relu, acc) in head order (index_score).
 //  * Selection is exact set arithmetic: the blocks ranked first by (score descending, NaN as
 //    -inf, block ascending), found by a radix select on an order-preserving key, and written
@@ -163,27 +163,6 @@ __device__ inline void mk_fn_idx_finish(const MkPass& P, const MkModelStage& s, 
 
 namespace mkf {
 
-// The 32 lanes' accumulators of 16 dots at once, reduced by the combine_lanes tree: v[h] in lane
-// j is accumulator j of head h. Each step of offset s splits the heads a lane holds: the lane
-// with bit s clear keeps the lower half, its partner (lane ^ s) the upper half, and each adds
-// the partner's value of the heads it keeps, the lower lane's operand first, as
-// acc[j] = add_rn(acc[j], acc[j + s]) does. 16 shuffles instead of 16 trees of 5; on return
-// lanes 2h and 2h + 1 hold head h's dot.
-__device__ inline float combine_lanes16(float* v, int lane) {
-#pragma unroll
-    for (int s = 16, n = 8; n >= 1; s >>= 1, n >>= 1) {
-        const bool up = (lane & s) != 0;
-#pragma unroll
-        for (int i = 0; i < n; ++i) {
-            const float keep = up ? v[n + i] : v[i];
-            const float got = __shfl_xor(up ? v[i] : v[n + i], s);
-            v[i] = up ? quant::blocks::add_rn(got, keep) : quant::blocks::add_rn(keep, got);
-        }
-    }
-    const float got = __shfl_xor(v[0], 1);
-    return (lane & 1) ? quant::blocks::add_rn(got, v[0]) : quant::blocks::add_rn(v[0], got);
-}
-
 // The score of block b of token t by the whole warp, with the bits of the contract's lane chain
 // (dot_lanes per head: lane j holds accumulator j, elements j, j + 32, ... in order, then
 // combine_lanes; then acc = fmaf(w_h, relu(dot), acc) in head order). Lane j reads elements
@@ -214,9 +193,9 @@ __device__ inline float score_block(const MkPass& P, long long t, int layer, lon
             }
             v[hh] = acc;
         }
-        const float dot = combine_lanes16(v, lane);
+        combine_lanes_multi<16>(v, lane);  // lanes 2h and 2h + 1: head h0 + h
         for (long long hh = 0; hh < 16 && h0 + hh < HI; ++hh)
-            score = fmaf(w[h0 + hh], num::relu(__shfl(dot, static_cast<int>(2 * hh))), score);
+            score = fmaf(w[h0 + hh], num::relu(__shfl(v[0], static_cast<int>(2 * hh))), score);
     }
     return score;
 }

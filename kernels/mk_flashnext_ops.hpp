@@ -39,6 +39,53 @@ __device__ inline float hc_chain(int type, const uint8_t* w, const float* X, flo
     }
 }
 
+// numerics_flashnext.hpp's hc_mix over the lanes of one warp: lane i < 24 computes output i of
+// [pre 4 | post 4 | comb 16] (comb row-major, j = (i - 8) / 4, k = (i - 8) % 4), writes it to
+// out[i] and returns it. Every value takes the sequential code's operations in its order: a comb lane gathers
+// its row (softmax, row rounds) or its column (column rounds) by shuffles and forms the same
+// sums in the same order as the lanes that share them, so each division sees the sequential
+// code's denominator. The mix's 20 Sinkhorn rounds then cost 2 x 20 short steps instead of one
+// thread's 640 divisions in turn.
+__device__ inline float hc_mix_warp(const float* m, const float* scale, const float* base, float eps, int iters,
+                                   float* out, int lane) {
+    const int i = lane < num::kHcMix ? lane : num::kHcMix - 1;  // lanes 24..31 shadow lane 23
+    const int j = i < 2 * kN ? 0 : (i - 2 * kN) / kN, k = i < 2 * kN ? 0 : (i - 2 * kN) % kN;
+    const float z = fmaf(scale[i < kN ? 0 : i < 2 * kN ? 1 : 2], m[i], base[i]);
+    float v;
+    if (i < kN) v = num::add_rn(num::sigmoid(z), eps);
+    else if (i < 2 * kN) v = num::mul_rn(2.0f, num::sigmoid(z));
+    else v = z;
+    const int row0 = 2 * kN + j * kN, col0 = 2 * kN + k;  // the lanes of this lane's row: row0 + kk; column: col0 + kN jj
+    // softmax of the row (numerics' softmax), then + eps
+    float c[kN];
+#pragma unroll
+    for (int kk = 0; kk < kN; ++kk) c[kk] = __shfl(v, row0 + kk);
+    float mx = c[0];
+#pragma unroll
+    for (int kk = 1; kk < kN; ++kk)
+        if (c[kk] > mx) mx = c[kk];
+    const float mine = num::exp_f(num::sub_rn(v, mx));  // this lane's p; the row's from its lanes
+    float sum = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kN; ++kk) sum = num::add_rn(sum, __shfl(mine, row0 + kk));
+    float comb = num::add_rn(num::div_rn(mine, sum), eps);
+    // comb / (sequential sum of its row (step 1) or column (step kN) + eps)
+    auto divide_by = [&](int first, int step) {
+        float s = 0.0f;
+#pragma unroll
+        for (int a = 0; a < kN; ++a) s = num::add_rn(s, __shfl(comb, first + a * step));
+        comb = num::div_rn(comb, num::add_rn(s, eps));
+    };
+    divide_by(col0, kN);
+    for (int it = 1; it < iters; ++it) {
+        divide_by(row0, 1);
+        divide_by(col0, kN);
+    }
+    const float mine_out = i < 2 * kN ? v : comb;
+    if (lane < num::kHcMix) out[lane] = mine_out;
+    return mine_out;
+}
+
 // The token whose streams a wrap stage reads: row itself, or for the head the output row's.
 __device__ inline long long wrap_token(const MkPass& P, const MkModelStage& s, long long row) {
     return s.out_buf == kFnWrapHead ? P.out_token[row] : row;
@@ -97,9 +144,9 @@ __device__ __noinline__ inline void mk_fn_hc_dots_block(const MkPass& P, const M
     }
 }
 
-// Item row, run by a whole workgroup: the wrap's mix from HcM[row] (thread 0: pre, post, comb
-// into Hc[t]; the head: pre into HcM[row][8..11]), then XN[row] = rmsnorm(sum_i pre_i X4[t][i])
-// * w (+ XQ). X4[t] is staged in shared memory while thread 0 forms the mix; every thread then
+// Item row, run by a whole workgroup: the wrap's mix from HcM[row] (warp 0, hc_mix_warp: pre,
+// post, comb into Hc[t]; the head: thread 0, pre into HcM[row][8..11]), then XN[row] = rmsnorm(sum_i pre_i X4[t][i])
+// * w (+ XQ). X4[t] is staged in shared memory while warp 0 forms the mix; every thread then
 // takes elements e, e + 256, ... (each element's arithmetic is hc_combine's and the norm's), and
 // warp 0 runs the norm's sum of squares over y in shared memory.
 __device__ __noinline__ inline void mk_fn_hc_finish_block(const MkPass& P, const MkModelStage& s, long long row,
@@ -112,19 +159,20 @@ __device__ __noinline__ inline void mk_fn_hc_finish_block(const MkPass& P, const
     float* pre_s = smem;  // [kN] pre, [kN] the norm's scale
     float* xs = smem + 8;
     const bool x_in = 8 + mkf::kN * d <= kMkSmemFloats;
-    if (tid == 0) {
-        float* m = F.hcm + row * num::kHcMix;
-        float* pre_at;
+    if (tid < 32) {  // warp 0: the mix
+        const float* m = F.hcm + row * num::kHcMix;
         if (s.out_buf == kFnWrapHead) {
-            pre_at = m + 8;
-            num::hc_head_pre(m, F.out_hc_scale, F.out_hc_base, F.hc_eps, pre_at);
+            if (tid == 0) {
+                float* pre_at = F.hcm + row * num::kHcMix + 8;
+                num::hc_head_pre(m, F.out_hc_scale, F.out_hc_base, F.hc_eps, pre_at);
+                for (int i = 0; i < mkf::kN; ++i) pre_s[i] = pre_at[i];
+            }
         } else {
             const MkFnLayerW& L = F.layers[s.layer];
-            pre_at = F.hc + t * num::kHcMix;
-            num::hc_mix(m, L.hc_scale[s.out_buf], L.hc_base[s.out_buf], F.hc_eps, F.sinkhorn, pre_at,
-                        pre_at + mkf::kN, pre_at + 2 * mkf::kN);
+            const float v = mkf::hc_mix_warp(m, L.hc_scale[s.out_buf], L.hc_base[s.out_buf], F.hc_eps, F.sinkhorn,
+                                             F.hc + t * num::kHcMix, tid);
+            if (tid < mkf::kN) pre_s[tid] = v;
         }
-        for (int i = 0; i < mkf::kN; ++i) pre_s[i] = pre_at[i];
     }
     if (x_in) block_stage(xs, X, static_cast<long long>(mkf::kN) * d * 4);
     __syncthreads();
@@ -252,8 +300,10 @@ __device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStag
     }
 }
 
-// One work item of a flashnext stage, run by the whole warp.
-__device__ inline void mk_flashnext_item(int op, const MkModelStage& s, long long item, int lane) {
+// One work item of a flashnext stage, run by the whole warp. Not inlined into the stage loop, so
+// that its register allocation does not move with the inliner's choices (ptxas spills measured
+// both ways: 184/560 bytes of spill stores/loads out of line, 212/976 inlined).
+__device__ __noinline__ void mk_flashnext_item(int op, const MkModelStage& s, long long item, int lane) {
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpFnEmbedHc: mk_fn_embed_hc(P, item, lane); break;

@@ -69,22 +69,6 @@ __device__ inline void warp_quantize(const float* y, long long n, BlockQ8A* q, i
     for (long long b = 0; b < n / 32; ++b) warp_quantize_block(y + 32 * b, q + b, lane);
 }
 
-// dot_lanes(q, k, n) in ONE lane (its own 32 accumulators, element i in accumulator i % 32,
-// then the combine_lanes tree), with k(i) giving element i of the other vector: the form whose
-// value does not depend on which warp or lane runs it.
-template <class K>
-__device__ inline float lane_dot(const float* q, K k, long long n) {
-    float acc[32];
-#pragma unroll
-    for (int a = 0; a < 32; ++a) acc[a] = 0.0f;
-    for (long long i0 = 0; i0 < n; i0 += 32) {
-#pragma unroll
-        for (int a = 0; a < 32; ++a)
-            if (i0 + a < n) acc[a] = fmaf(q[i0 + a], k(i0 + a), acc[a]);
-    }
-    return qb::combine_lanes(acc);
-}
-
 template <class Fmt>
 __device__ inline void decode_row(const uint8_t* row, long long n, float* y, int lane) {
     for (long long sb = lane; sb < n / 32; sb += 32)
