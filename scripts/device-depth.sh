@@ -11,6 +11,12 @@
 #   bash scripts/device-depth.sh moe32k qwen3moe-30b-a3b decode@32000 (and decode@229 beside it)
 #   bash scripts/device-depth.sh x8a    qwen3moe read50x4@16384, its four contexts saved
 #   bash scripts/device-depth.sh x8b    qwen3moe read50x8@16384, contexts 1-4 woken from x8a's files
+#   bash scripts/device-depth.sh fn16k  flashnext decode@16384 (profiled: the indexer at 16k),
+#                                       prefill256@16384, read50@16384, read50x4@16384, the four
+#                                       contexts saved
+#   bash scripts/device-depth.sh fn16kb flashnext decode@16384 with ARBOR_FN_REPOOL=1 (profiled) on
+#                                       fn16k's first context, then read50x8@16384 (contexts 1-4
+#                                       woken from fn16k's files)
 # Results go to $OUT (or /tmp/depth-out); each part prints its rows and the profile summed per
 # stage (scripts/profile-sum.awk). Record them in docs/BENCHMARKS.md.
 set -u
@@ -18,10 +24,10 @@ part=${1:-}
 BUILD=${ARBOR_EXACT_BUILD:-/tmp/b}
 OUTDIR=${OUT:-/tmp/depth-out}
 CLI="$BUILD/engine/arbor-cli"
-mkdir -p "$OUTDIR" /tmp/arbor-shapes /tmp/ctx
+mkdir -p "$OUTDIR" /tmp/arbor-shapes /tmp/ctx /tmp/ctx-fn
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
-case "$part" in fn | moe32k | x8a | x8b) ;; *) echo "usage: device-depth.sh fn|moe32k|x8a|x8b"; exit 2 ;; esac
+case "$part" in fn | moe32k | x8a | x8b | fn16k | fn16kb) ;; *) echo "usage: device-depth.sh fn|moe32k|x8a|x8b|fn16k|fn16kb"; exit 2 ;; esac
 if [ ! -x "$CLI" ]; then
     cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
         -DCMAKE_BUILD_TYPE=Release >"$BUILD.configure.log" 2>&1 || { tail -30 "$BUILD.configure.log"; exit 2; }
@@ -68,6 +74,20 @@ x8b)
     shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
     c=/tmp/ctx/arbor-bench-c
     bench moe 560 moe-x8 --rows read50@16384,read50x8@16384 --reps 2 --warmup 1 \
+        --context "${c}1-16384.park,${c}2-16384.park,${c}3-16384.park,${c}4-16384.park"
+    ;;
+fn16k)
+    shape fn --arch flashnext --shape 30b-a3b
+    rm -f /tmp/ctx-fn/arbor-bench-c?-16384.park
+    bench fn 560 fn-16k --rows decode@16384,prefill256@16384,read50@16384,read50x4@16384 --reps 2 --warmup 1 \
+        --save-contexts /tmp/ctx-fn --profile /tmp/fn-16k.trace.json
+    ;;
+fn16kb)
+    shape fn --arch flashnext --shape 30b-a3b
+    c=/tmp/ctx-fn/arbor-bench-c
+    ARBOR_FN_REPOOL=1 bench fn 120 fn-16k-repool --rows decode@16384 --reps 2 --warmup 1 --context "${c}1-16384.park" \
+        --profile /tmp/fn-16k-repool.trace.json
+    bench fn 480 fn-x8 --rows read50@16384,read50x8@16384 --reps 2 --warmup 1 \
         --context "${c}1-16384.park,${c}2-16384.park,${c}3-16384.park,${c}4-16384.park"
     ;;
 esac
