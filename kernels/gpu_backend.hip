@@ -227,6 +227,11 @@ Status GpuBackend::init() {
         return make_error("the GPU backend supports up to 16 q heads per kv head with their queries and scores in " +
                           std::to_string(gpu::kMkSmemFloats * 4 / 1024) + " KiB (this model has " +
                           std::to_string(group) + " of head dim " + std::to_string(c.head_dim_k) + ")");
+    // A K piece holds whole score tiles, whatever share of the group's heads an item takes.
+    for (int64_t gh = 1; gh <= group; ++gh)
+        if (gpu::attn_stage_floats(gh, c.head_dim_k) < gpu::attn_tile_cells(int(gh)) * (c.head_dim_k + 1))
+            return make_error("the GPU backend's attention stage cannot hold one score tile of K rows of head dim " +
+                              std::to_string(c.head_dim_k) + " beside " + std::to_string(gh) + " q heads");
     plan_ = plan::build_pass_plan(c, model_->weights());
     for (const plan::Stage& s : plan_.stages) {
         switch (s.op) {

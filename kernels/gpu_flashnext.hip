@@ -218,7 +218,7 @@ void FlashNextDevice::steps(const plan::Stage& s, const MkModelStage& base, int6
     }
     // A pass whose tokens all attend densely builds no score or select stage: no level either.
     case Op::IndexScore:
-        if (sparse) out.push_back({kOpFnIdxScore, T * (64 / kMkFnScoreBlocks) * MC, a, ""});
+        if (sparse) out.push_back({kOpFnIdxScore, T * (kMkFnBlocksPerPage / kMkFnScoreBlocks) * MC, a, ""});
         break;
     case Op::IndexSelect:
         if (sparse) out.push_back({kOpFnIdxSelect, T, a, ""});

@@ -294,7 +294,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     float* ms = sc + gh * mkm::kChunk;             // [16] chunk maxima
     float* ls = ms + 16;                           // [16] chunk sums
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
-    const long long stage_bytes = (static_cast<long long>(kMkSmemFloats) - (stage - reinterpret_cast<uint8_t*>(smem)) / 4) * 4;
+    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
     for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
@@ -309,10 +309,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // A piece's (head, cell) dots go to the warps in tiles of ht heads x ct cells (mkb::score_tile):
     // pieces are whole tiles (a tile reads all its ct rows), and a multiple of 8 ct cells gives
     // every warp the same number of tiles.
-    const int ht = gh > 4 ? 8 : gh > 2 ? 4 : gh, ct = ht == 1 ? 16 : 32 / ht, htiles = (gh + ht - 1) / ht;
+    const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
     int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
     if (const int per = kMkBlockWarps * ct; kpiece > per) kpiece -= kpiece % per;
-    kpiece -= kpiece % ct;  // at least ct rows fit (mk_model.hpp: kMkStageFloats)
+    kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
     float* kst = reinterpret_cast<float*>(stage);
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;

@@ -60,6 +60,7 @@ struct MkFnPass {
 // Index blocks per indexer score item: a warp scores them one after another, so a 31.9k-cell
 // token gives about 1000 items for the grid's warps.
 constexpr long long kMkFnScoreBlocks = 8;
+constexpr long long kMkFnBlocksPerPage = 64;  // index blocks (4 cells) per 256-cell page
 
 // flashnext's device ops (MkStage::op values 40..59, after mk_model.hpp's).
 enum MkFnOp : int {

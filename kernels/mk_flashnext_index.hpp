@@ -26,7 +26,7 @@ namespace arbor::gpu {
 namespace mkf {
 
 constexpr long long kPoolCells = 4;      // cells per index block
-constexpr long long kBlocksPerPage = 64;  // index blocks per 256-cell page
+constexpr long long kBlocksPerPage = kMkFnBlocksPerPage;
 
 // Whether the token at pos attends to selected blocks (pass_plan.cpp's index_sparse).
 __device__ inline bool index_sparse(const MkFnPass& F, long long pos) { return F.budget > 0 && pos + 1 > F.budget + 3; }

@@ -5,7 +5,8 @@
 // (engine/src/model/cpu_stage_flashnext_*.cpp), so it has the CPU's bits:
 //  * a row dot is the contract's warp dot (mk_dot.hpp), the sum of squares of an RMSNorm is
 //    warp_dot_lanes (dot_lanes);
-//  * the 24 mixes of a wrap and their Sinkhorn normalisation (hc_mix) run in lane 0;
+//  * the 24 mixes of a wrap and their Sinkhorn normalisation run over one warp, output i in
+//    lane i, each value in hc_mix's operation order (hc_mix_warp);
 //  * the stream combine, the norms and the stream updates are element-wise, over the lanes.
 // The indexer's items are in mk_flashnext_index.hpp, sparse attention in
 // mk_flashnext_attention.hpp.

@@ -153,6 +153,18 @@ inline int attn_head_parts(long long chunk_items, long long group, long long hd_
 // Threads of a megakernel workgroup (mk_launch.hip launches the grid with them).
 constexpr int kMkBlockThreads = 256;
 
+// An attention chunk's score tiles (mkb::score_tile): a warp takes 32 (head, cell) dots of a
+// staged K piece as attn_tile_heads(gh) heads x attn_tile_cells(gh) cells (one head: 16 cells,
+// each dot in two lanes). A piece holds whole tiles, so the stage must fit attn_tile_cells rows
+// (gpu_backend.hip checks it for every head count an item can take).
+__host__ __device__ inline int attn_tile_heads(int gh) { return gh > 4 ? 8 : gh > 2 ? 4 : gh; }
+__host__ __device__ inline int attn_tile_cells(int gh) { return gh == 1 ? 16 : 32 / attn_tile_heads(gh); }
+// Floats of an attention chunk item's stage with gh heads: the arena less their queries
+// (gh * hd_k), scores (gh * 256) and 32 floats of maxima and sums (mkb attn_chunk_cells).
+__host__ __device__ inline long long attn_stage_floats(long long gh, long long hd_k) {
+    return kMkSmemFloats - gh * (hd_k + 256) - 32;
+}
+
 // Q heads per attention combine item (mk_attn_combine_block, a thread per (head, dim)): the
 // largest divisor hp of group with hp * hd_v within a workgroup's threads and whole Q8A blocks
 // (the item quantizes its span); the whole group when no divisor fits. A decode step's combine
