@@ -17,6 +17,7 @@
 #include "gpu_flashnext.hpp"
 
 #include "arbor_hip.hpp"
+#include "model/numerics_flashnext.hpp"
 
 #include <arbor/kv_cache.hpp>
 #include <arbor/quant.hpp>
@@ -205,8 +206,8 @@ void FlashNextDevice::steps(const plan::Stage& s, const MkModelStage& base, int6
         if (!s.outputs_only) wrap = s.norm == &w_->layers[size_t(s.layer)].attn_norm ? kFnWrapAttn : kFnWrapFfn;
         a.out_buf = wrap;
         const int64_t rows = s.outputs_only ? n_out : T;
-        const int64_t pairs = wrap == kFnWrapHead ? 2 : 12;
-        out.push_back({kOpFnHcDots, rows * pairs, a, " dots"});
+        const int64_t outs = wrap == kFnWrapHead ? num::kHcStreams : num::kHcMix;  // a dot an item
+        out.push_back({kOpFnHcDots, rows * outs, a, " dots"});
         out.push_back({kOpFnHcFinish, rows, a, " mix+norm"});
         break;
     }

@@ -65,7 +65,7 @@ constexpr long long kMkFnBlocksPerPage = 64;  // index blocks (4 cells) per 256-
 // flashnext's device ops (MkStage::op values 40..59, after mk_model.hpp's).
 enum MkFnOp : int {
     kOpFnEmbedHc = 40,        // X4[t][i] = decoded embedding row, i = 0..3                 items: T
-    kOpFnHcDots = 41,         // HcM[row][o], o = 2j, 2j+1: fn_o . rms(X4[t])                items: rows * 12 (head: * 2)
+    kOpFnHcDots = 41,         // HcM[row][o] = fn_o . rms(X4[t])                             items: rows * 24 (head: * 4)
     kOpFnHcFinish = 42,       // Hc[t] = mix (head: pre); XN[row] = rmsnorm(sum pre_i X4[t][i]) (+ XQ)
                               //                                                            items: T (head: n_out)
     kOpFnIdxDots = 43,        // indexer rows 2j, 2j+1 for every token: q, w into idx_raw, keys into the cells

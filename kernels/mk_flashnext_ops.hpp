@@ -104,44 +104,43 @@ __device__ inline void mk_fn_embed_hc(const MkPass& P, long long t, int lane) {
         for (int k = 1; k < mkf::kN; ++k) x[k * d + i] = x[i];
 }
 
-// Item row * pairs + j, run by a whole workgroup: dots 2j and 2j+1 of the wrap's fn with
-// f = rms(X4[t]) (flattened, no weight), into HcM[row]. The workgroup stages X4[t] in shared
-// memory (when it leaves room for two pieces of 256 elements), then the two weight rows piece by
+// Item row * outs + o (outs = 24, the head's 4), run by a whole workgroup: dot o of the wrap's fn
+// with f = rms(X4[t]) (flattened, no weight), into HcM[row][o]. The workgroup stages X4[t] in
+// shared memory (when it leaves room for a piece of 256 elements), then the weight row piece by
 // piece, every thread's loads in flight together (one warp walking 8192 elements from global memory
-// paid 32 memory latencies per pass over them: about 80 us a stage). Warps 0 and 1 each form
-// the stream norm's scale (the same bits) and run row 2j's and 2j+1's lane chains piece after
-// piece: each lane's elements in the same order as in one pass.
+// paid 32 memory latencies per pass over them: about 80 us a stage). Warp 0 forms the stream
+// norm's scale and runs the row's lane chains piece after piece: each lane's elements in the same
+// order as in one pass. One row an item (two before) halves the pieces: 5 of 1984 elements for
+// a 2048-wide model's F32 rows, each costing a staging latency.
 __device__ __noinline__ inline void mk_fn_hc_dots_block(const MkPass& P, const MkModelStage& s, long long item,
                                                         float* smem) {
     const MkFnPass& F = *P.fn;
     const bool head = s.out_buf == kFnWrapHead;
-    const long long pairs = head ? mkf::kN / 2 : num::kHcMix / 2;
-    const long long row = item / pairs, j = item % pairs;
+    const long long outs = head ? mkf::kN : num::kHcMix;
+    const long long row = item / outs, o = item % outs;
     const int nd = static_cast<int>(mkf::kN * P.d.n_embd);
     const float* X = F.x4 + mkf::wrap_token(P, s, row) * nd;
     const MkW& w = head ? F.out_hc_fn : F.layers[s.layer].hc_fn[s.out_buf];
     const int eb = static_cast<TensorType>(w.type) == TensorType::F32 ? 4 : 2;
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
-    const bool x_in = nd + 2 * 256 <= kMkSmemFloats;  // two F32 pieces of at least 256 elements beside it
+    const bool x_in = nd + 256 <= kMkSmemFloats;  // a F32 piece of at least 256 elements beside it
     if (x_in) block_stage(smem, X, static_cast<long long>(nd) * 4);
     const float* Xa = x_in ? smem : X;
     uint8_t* ws = reinterpret_cast<uint8_t*>(smem + (x_in ? nd : 0));
-    const int piece = ((kMkSmemFloats - (x_in ? nd : 0)) * 4 / (2 * eb)) / 32 * 32;  // elements a row
+    const int piece = ((kMkSmemFloats - (x_in ? nd : 0)) * 4 / eb) / 32 * 32;  // elements a piece
     __syncthreads();
-    const float r = warp < 2 ? num::rms_scale(mkm::warp_dot_lanes(Xa, Xa, nd, lane), nd, P.d.rms_eps) : 0.0f;
+    const float r = warp == 0 ? num::rms_scale(mkm::warp_dot_lanes(Xa, Xa, nd, lane), nd, P.d.rms_eps) : 0.0f;
     float acc = 0.0f;
     for (int p0 = 0; p0 < nd; p0 += piece) {
         const int np = nd - p0 < piece ? nd - p0 : piece;
         if (p0 > 0) __syncthreads();  // the last piece is used up
-        for (int k = 0; k < 2; ++k)
-            block_stage(ws + k * piece * eb, mkm::wrow(w, 2 * j + k) + static_cast<long long>(p0) * eb,
-                        static_cast<long long>(np) * eb);
+        block_stage(ws, mkm::wrow(w, o) + static_cast<long long>(p0) * eb, static_cast<long long>(np) * eb);
         __syncthreads();
-        if (warp < 2) acc = mkf::hc_chain(w.type, ws + warp * piece * eb, Xa + p0, r, np, lane, acc);
+        if (warp == 0) acc = mkf::hc_chain(w.type, ws, Xa + p0, r, np, lane, acc);
     }
-    if (warp < 2) {
+    if (warp == 0) {
         const float v = warp_combine(acc);
-        if (lane == 0) F.hcm[row * num::kHcMix + 2 * j + warp] = v;
+        if (lane == 0) F.hcm[row * num::kHcMix + o] = v;
     }
 }
 
