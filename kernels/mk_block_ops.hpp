@@ -375,7 +375,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     float o[kMaxHeads];
 #pragma unroll
     for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
-    const int vpiece = static_cast<int>(stage_bytes / vrow);
+    // Pieces of a multiple of 8 cells keep every 8-cell group's weights 32-byte aligned in sc
+    // (when the queries before it are whole 16-byte words), read as two 16-byte words.
+    int vpiece = static_cast<int>(stage_bytes / vrow);
+    if (vpiece > 8) vpiece -= vpiece % 8;
+    const bool e16 = ((gh * hdk) & 3) == 0;
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
@@ -406,8 +410,14 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
                     if (h >= gh) continue;
                     const float* e = sc + h * mkm::kChunk + c0 + j;
                     float e8[8];
+                    if (e16) {
+                        const float4 lo = reinterpret_cast<const float4*>(e)[0], hi = reinterpret_cast<const float4*>(e)[1];
+                        e8[0] = lo.x, e8[1] = lo.y, e8[2] = lo.z, e8[3] = lo.w;
+                        e8[4] = hi.x, e8[5] = hi.y, e8[6] = hi.z, e8[7] = hi.w;
+                    } else {
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) e8[u] = e[u];
+                        for (int u = 0; u < 8; ++u) e8[u] = e[u];
+                    }
 #pragma unroll
                     for (int u = 0; u < 8; ++u) o[k] = fmaf(e8[u], v8[u], o[k]);
                 }
