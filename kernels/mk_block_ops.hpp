@@ -34,19 +34,24 @@ __device__ inline void block_quantize(const float* y, long long n, quant::BlockQ
 
 }  // namespace mkb
 
-// n elements of W from global src to shared dst with the whole block, every thread's loads
-// issued before its stores (one memory latency per 8 x 256 elements, not one per element).
-template <class W>
-__device__ inline void block_copy(W* dst, const W* src, long long n) {
+// dst[i] = f(src[i]) for n elements, global src to shared dst, with the whole block, every
+// thread's loads issued before its stores (one memory latency per 8 x 256 elements, not one per
+// element). f defaults to a plain copy.
+struct CopyAs {
+    template <class W>
+    __device__ W operator()(W w) const { return w; }
+};
+template <class D, class S, class F = CopyAs>
+__device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
     constexpr int kU = 8;
     for (long long base = threadIdx.x; base < n; base += kMkBlockThreads * kU) {
-        W r[kU];
+        S r[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u)
             if (base + u * kMkBlockThreads < n) r[u] = src[base + u * kMkBlockThreads];
 #pragma unroll
         for (int u = 0; u < kU; ++u)
-            if (base + u * kMkBlockThreads < n) dst[base + u * kMkBlockThreads] = r[u];
+            if (base + u * kMkBlockThreads < n) dst[base + u * kMkBlockThreads] = f(r[u]);
     }
 }
 

@@ -275,18 +275,7 @@ __device__ __noinline__ inline void mk_fn_idx_select_block(const MkPass& P, long
     unsigned* bc = hist + 256;                           // [2] the round's digit and k; [8][2] the sweep's counts
     unsigned* keys = bc + 32;
     const bool cached = nb <= kMkSmemFloats - 256 - 32;
-    if (cached) {
-        constexpr int kU = 8;
-        for (int b0 = tid; b0 < nb; b0 += kMkBlockThreads * kU) {
-            float v[kU];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b0 + u * kMkBlockThreads < nb) v[u] = sc[b0 + u * kMkBlockThreads];
-#pragma unroll
-            for (int u = 0; u < kU; ++u)
-                if (b0 + u * kMkBlockThreads < nb) keys[b0 + u * kMkBlockThreads] = mkf::score_key(v[u]);
-        }
-    }
+    if (cached) block_copy(keys, sc, nb, [](float v) { return mkf::score_key(v); });
     auto key = [&](int b) { return cached ? keys[b] : mkf::score_key(sc[b]); };
     unsigned prefix = 0, mask = 0, k = static_cast<unsigned>(K);
     for (int shift = 24; shift >= 0; shift -= 8) {
