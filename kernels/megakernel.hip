@@ -148,11 +148,10 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 
 const void* megakernel_entry() { return reinterpret_cast<const void*>(&megakernel); }
 
-bool mk_set_packed_off(bool off) {
+bool mk_set_ab_switches(unsigned bits) {
     void* flag = nullptr;
-    const unsigned v = off ? 1u : 0u;
-    return hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_packed_off)) == hipSuccess &&
-           hipMemcpy(flag, &v, sizeof v, hipMemcpyHostToDevice) == hipSuccess;
+    return hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_ab_switches)) == hipSuccess &&
+           hipMemcpy(flag, &bits, sizeof bits, hipMemcpyHostToDevice) == hipSuccess;
 }
 
 bool mk_phases_arm(bool on) {

@@ -16,6 +16,14 @@ struct alignas(128) MkLine {
 };
 static_assert(sizeof(MkLine) == 128);
 
+// A/B switches of the megakernel (mk_set_ab_switches, read from the environment once per
+// process by MkRuntime): bits of the device variable mk_ab_switches, for runs of two code paths
+// in one build. Neither changes a result's bits.
+enum MkAbSwitch : unsigned {
+    kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
+    kMkAbDownRows2 = 2u,  // ARBOR_GPU_DOWN_ROWS=2: the expert down dots one slot (two rows) at a time
+};
+
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };
 enum MkErrorCode : int { kMkOk = 0, kMkTimeout = 1, kMkHostAbort = 2, kMkBadOp = 3 };
 

@@ -6,12 +6,15 @@
 #pragma once
 
 #include "arbor_hip.hpp"
+#include "mk_control.hpp"
 #include "quant/quant_blocks.hpp"
 #include "quant/quant_blocks_k.hpp"
 #include "quant/quant_blocks_packed.hpp"
 
 #include <arbor/quant.hpp>
 #include <arbor/tensor_types.hpp>
+
+#include <type_traits>
 
 namespace arbor::gpu {
 
@@ -51,10 +54,9 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
     }
 }
 
-// Set (non-zero) by the host when ARBOR_GPU_PACKED=0 is in the environment (mk_set_packed_off):
-// the row dots then use the byte-wise Fmt::terms, for A/B runs of the packed terms in one build.
+// The A/B switch bits of mk_control.hpp (MkAbSwitch), set by the host (mk_set_ab_switches).
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).
-__device__ unsigned mk_packed_off;
+__device__ unsigned mk_ab_switches;
 
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
@@ -65,28 +67,46 @@ __device__ unsigned mk_packed_off;
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, const quant::BlockQ8A& x) {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    if (!quant::blocks::Packed<Fmt>::kHas || mk_packed_off) return Fmt::terms(blk, sb, x.q, x.sum);
+    if (!quant::blocks::Packed<Fmt>::kHas || (mk_ab_switches & kMkAbPackedOff)) return Fmt::terms(blk, sb, x.q, x.sum);
 #endif
     return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
 }
 
-template <class Fmt>
-__device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* xq, long long n, int lane) {
-    float acc = 0.0f;
+// R rows of one format in one pass over the sub-blocks, row i against its own activations
+// xq[i]: each row's lane accumulator sees exactly the single-row sequence, but all R rows' loads
+// are in flight together (the row dots are latency-bound). Results valid in lane 0.
+template <class Fmt, int R>
+__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+                                           int lane, float* v) {
+    float a[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) a[i] = 0.0f;
     const long long subs = n / 32;
     for (long long b = lane; b < subs; b += 32) {
-        const uint8_t* blk = w + (b / Fmt::kSubs) * Fmt::kBytes;
-        const quant::blocks::SubTerms t = sub_terms<Fmt>(blk, int(b % Fmt::kSubs), xq[b]);
-        acc = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc, t, xq[b].d);
+        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
+        const int sb = int(b % Fmt::kSubs);
+        quant::blocks::SubTerms t[R];
+#pragma unroll
+        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i][b]);
+#pragma unroll
+        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i][b].d);
     }
-    return warp_combine(acc);
+#pragma unroll
+    for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
+}
+
+template <class Fmt>
+__device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* xq, long long n, int lane) {
+    float v;
+    warp_dot_quant_rows<Fmt, 1>(&w, &xq, n, lane, &v);
+    return v;
 }
 
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
 // xf(x[i]), continued from acc: over i = lane, lane + 32, ... < n in order,
-// acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Eight elements' loads are in flight before their FMAs
-// (one at a time, a lane paid a memory latency per element: about 26 us for a 2048-wide F32
-// router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
+// acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Sixteen (then eight) elements' loads are in flight
+// before their FMAs (one at a time, a lane paid a memory latency per element: about 26 us for a
+// 2048-wide F32 router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
 // elements), so each weight is one word load.
 template <int Kind, int R, class XF>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
@@ -96,23 +116,30 @@ __device__ inline void float_chains(const uint8_t* const* w, const float* x, lon
         return Kind == 0 ? reinterpret_cast<const uint32_t*>(w[r])[i] : reinterpret_cast<const uint16_t*>(w[r])[i];
     };
     auto value = [](uint32_t u) { return Kind == 0 ? bits_f32(u) : Kind == 1 ? fp16_to_f32(u) : bf16_to_f32(u); };
+    // B elements a lane, all loads before any use, while B fit (sixteen, then eight): a row of
+    // 2048 is four round trips to memory instead of eight (the router's logits at T = 1).
+    auto batch = [&](auto width, long long& i) {
+        constexpr int B = decltype(width)::value;
+        for (; i + 32 * (B - 1) < n; i += 32 * B) {
+            float xv[B];
+            uint32_t u[R][B];
+#pragma unroll
+            for (int k = 0; k < B; ++k) {
+                xv[k] = x[i + 32 * k];
+#pragma unroll
+                for (int r = 0; r < R; ++r) u[r][k] = raw(r, i + 32 * k);
+            }
+#pragma unroll
+            for (int k = 0; k < B; ++k) {
+                const float f = xf(xv[k]);
+#pragma unroll
+                for (int r = 0; r < R; ++r) acc[r] = fmaf(value(u[r][k]), f, acc[r]);
+            }
+        }
+    };
     long long i = lane;
-    for (; i + 32 * 7 < n; i += 32 * 8) {
-        float xv[8];
-        uint32_t u[R][8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            xv[k] = x[i + 32 * k];
-#pragma unroll
-            for (int r = 0; r < R; ++r) u[r][k] = raw(r, i + 32 * k);
-        }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            const float f = xf(xv[k]);
-#pragma unroll
-            for (int r = 0; r < R; ++r) acc[r] = fmaf(value(u[r][k]), f, acc[r]);
-        }
-    }
+    batch(std::integral_constant<int, 16>{}, i);
+    batch(std::integral_constant<int, 8>{}, i);
     for (; i < n; i += 32) {
         const float f = xf(x[i]);
 #pragma unroll
@@ -156,24 +183,34 @@ __device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x,
     }
 }
 
-// Two rows of one type against the same activations in one pass over the sub-blocks: each
-// row's lane accumulators see exactly the single-row sequence, but the two rows' loads are in
-// flight together (the row dots are latency-bound). Results valid in lane 0.
-template <class Fmt>
-__device__ inline void warp_dot_quant2(const uint8_t* w0, const uint8_t* w1, const quant::BlockQ8A* xq, long long n,
-                                       int lane, float* v0, float* v1) {
-    float a0 = 0.0f, a1 = 0.0f;
-    const long long subs = n / 32;
-    for (long long b = lane; b < subs; b += 32) {
-        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
-        const int sb = int(b % Fmt::kSubs);
-        const quant::blocks::SubTerms t0 = sub_terms<Fmt>(w0 + off, sb, xq[b]);
-        const quant::blocks::SubTerms t1 = sub_terms<Fmt>(w1 + off, sb, xq[b]);
-        a0 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a0, t0, xq[b].d);
-        a1 = quant::blocks::lane_accumulate<Fmt::kHasMin>(a1, t1, xq[b].d);
+// Whether rows of this type take Q8A activations (warp_dot_rows_q8), not float ones.
+__device__ inline bool row_type_q8(int type) {
+    const auto t = static_cast<TensorType>(type);
+    return t != TensorType::F32 && t != TensorType::F16 && t != TensorType::BF16;
+}
+
+// warp_dot_quant_rows for a row type: false (nothing computed) for the float types, whose dots
+// take float activations.
+template <int R>
+__device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+                                        int lane, float* v) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: warp_dot_quant_rows<Q4_0, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q4_1: warp_dot_quant_rows<Q4_1, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q5_0: warp_dot_quant_rows<Q5_0, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q5_1: warp_dot_quant_rows<Q5_1, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q8_0: warp_dot_quant_rows<Q8_0, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q2_K: warp_dot_quant_rows<Q2_K, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q3_K: warp_dot_quant_rows<Q3_K, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q4_K: warp_dot_quant_rows<Q4_K, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q5_K: warp_dot_quant_rows<Q5_K, R>(w, xq, n, lane, v); return true;
+    case TensorType::Q6_K: warp_dot_quant_rows<Q6_K, R>(w, xq, n, lane, v); return true;
+    case TensorType::IQ4_NL: warp_dot_quant_rows<IQ4_NL, R>(w, xq, n, lane, v); return true;
+    case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, R>(w, xq, n, lane, v); return true;
+    case TensorType::MXFP4: warp_dot_quant_rows<MXFP4, R>(w, xq, n, lane, v); return true;
+    default: return false;
     }
-    *v0 = warp_combine(a0);
-    *v1 = warp_combine(a1);
 }
 
 template <int Kind>
@@ -186,26 +223,21 @@ __device__ inline void warp_dot_float2(const uint8_t* w0, const uint8_t* w1, con
     *v1 = warp_combine(acc[1]);
 }
 
+// Two rows of one type against the same activations, their loads in flight together.
 __device__ inline void warp_dot_row2(int type, const uint8_t* w0, const uint8_t* w1, const float* x,
                                      const quant::BlockQ8A* xq, long long n, int lane, float* v0, float* v1) {
-    using namespace quant::blocks;
+    const uint8_t* w[2] = {w0, w1};
+    const quant::BlockQ8A* xqs[2] = {xq, xq};
+    float v[2];
+    if (warp_dot_rows_q8<2>(type, w, xqs, n, lane, v)) {
+        *v0 = v[0];
+        *v1 = v[1];
+        return;
+    }
     switch (static_cast<TensorType>(type)) {
     case TensorType::F32: warp_dot_float2<0>(w0, w1, x, n, lane, v0, v1); return;
     case TensorType::F16: warp_dot_float2<1>(w0, w1, x, n, lane, v0, v1); return;
     case TensorType::BF16: warp_dot_float2<2>(w0, w1, x, n, lane, v0, v1); return;
-    case TensorType::Q4_0: warp_dot_quant2<Q4_0>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q4_1: warp_dot_quant2<Q4_1>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q5_0: warp_dot_quant2<Q5_0>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q5_1: warp_dot_quant2<Q5_1>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q8_0: warp_dot_quant2<Q8_0>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q2_K: warp_dot_quant2<Q2_K>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q3_K: warp_dot_quant2<Q3_K>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q4_K: warp_dot_quant2<Q4_K>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q5_K: warp_dot_quant2<Q5_K>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::Q6_K: warp_dot_quant2<Q6_K>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::IQ4_NL: warp_dot_quant2<IQ4_NL>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::IQ4_XS: warp_dot_quant2<IQ4_XS>(w0, w1, xq, n, lane, v0, v1); return;
-    case TensorType::MXFP4: warp_dot_quant2<MXFP4>(w0, w1, xq, n, lane, v0, v1); return;
     default: *v0 = *v1 = __int_as_float(0x7fc00000); return;
     }
 }

@@ -275,19 +275,12 @@ __device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStag
     const MkFnPass& F = *P.fn;
     const MkLayerW& L = P.layers[s.layer];
     const MkW& ds = F.layers[s.layer].down_shexp;
-    const long long K = d.n_used, Fs = F.n_ff_shexp, r = 2 * item;
+    const long long Fs = F.n_ff_shexp, r = 2 * item;
     const bool two = r + 1 < d.n_embd;
     const long long r1 = two ? r + 1 : r;
     for (long long t = 0; t < P.n_tokens; ++t) {
-        float acc0 = 0.0f, acc1 = 0.0f;
-        for (long long k = 0; k < K; ++k) {
-            const long long pair = t * K + k;
-            const int e = P.route_idx[pair];
-            float y0, y1;
-            warp_dot_row2(L.down_exps.type, mkm::wrow(L.down_exps, r, e), mkm::wrow(L.down_exps, r1, e),
-                          P.he + pair * d.n_ff_exp, P.heq + pair * (d.n_ff_exp / 32), d.n_ff_exp, lane, &y0, &y1);
-            if (lane == 0) acc0 = fmaf(P.route_w[pair], y0, acc0), acc1 = fmaf(P.route_w[pair], y1, acc1);
-        }
+        float acc0, acc1;
+        expert_down_slots(P, L.down_exps, t, r, r1, lane, &acc0, &acc1);
         float s0, s1;
         warp_dot_row2(ds.type, mkm::wrow(ds, r), mkm::wrow(ds, r1), F.hs + t * Fs, F.hsq + t * (Fs / 32), Fs, lane, &s0,
                       &s1);

@@ -16,8 +16,8 @@ const void* megakernel_entry();
 // The phase clocks of mk_phase.hpp: zeroed and switched on (or off) for the next passes; read
 // back as profile rows ("phase NAME  total/marks").
 bool mk_phases_arm(bool on);
-// The row dots' packed-terms switch of mk_dot.hpp (ARBOR_GPU_PACKED=0: off, for A/B runs).
-bool mk_set_packed_off(bool off);
+// The A/B switches (mk_control.hpp's MkAbSwitch bits) for the next passes.
+bool mk_set_ab_switches(unsigned bits);
 void mk_phases_read(std::vector<std::string>& rows, int grid);
 
 class MkRuntime {

@@ -56,6 +56,10 @@ echo "== fn"; B fn --rows decode@229 --reps 3 --json "$OUTDIR/fn.json"
 echo "== packed terms off, head split off: exactness"
 ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
 ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+# The expert down dots one slot at a time (the lever under test on gpu-next4): exactness and time.
+echo "== down rows 2: exactness, then moe and fn decode@229"
+ARBOR_GPU_DOWN_ROWS=2 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+for m in moe fn; do ARBOR_GPU_DOWN_ROWS=2 B $m --rows decode@229 --reps 3; done
 if [ "${ARBOR_CHECK_AB:-0}" = 1 ]; then
     for m in q4b moe; do ARBOR_GPU_PACKED=0 B $m --rows decode@229,read50@229 --reps 3; done
     for m in q4b moe fn; do ARBOR_GPU_HEAD_SPLIT=0 B $m --rows decode@229 --reps 3; done
