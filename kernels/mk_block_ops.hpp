@@ -76,6 +76,15 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     const int tid = static_cast<int>(threadIdx.x);
     const bool staged = n <= kMkSmemFloats - 1;
     float* xs = staged ? smem : const_cast<float*>(x);
+    // The first round's weights are loaded with x (they do not wait for the scale), so a
+    // row of up to 2048 elements takes one memory round trip before its sum, not two.
+    constexpr int kU = 8;
+    float w0[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+        const long long i = tid + u * kMkBlockThreads;
+        w0[u] = i < n ? s.norm[i] : 0.0f;
+    }
     if (staged) block_stage(xs, x, n * 4);
     __syncthreads();
     if (tid < 32) {
@@ -84,13 +93,12 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     }
     __syncthreads();
     const float scale = smem[kMkSmemFloats - 1];
-    constexpr int kU = 8;
     for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
         float w[kU], xv[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;
-            w[u] = i < n ? s.norm[i] : 0.0f;
+            w[u] = base == tid ? w0[u] : i < n ? s.norm[i] : 0.0f;
             xv[u] = i < n ? xs[i] : 0.0f;
         }
 #pragma unroll
@@ -259,124 +267,44 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
     }
 }
 
-// Item (((g * T) + t) * max_chunks + ch) * head_parts + part: chunk ch of the attention of
-// the q heads of kv head g for token t, heads h0 .. h0 + gh - 1 of the group (part p of
-// s.head_parts takes gh = group / head_parts heads from h0 = p * gh). With s.direct (the pass has one chunk per token) the chunk is the whole
-// attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
-// L = fmaf(l, w, 0), O = fmaf(o, w, 0), out = O / L) and written straight to Att (and AttQ);
-// otherwise o, m, l go to attn_part for the combine stage.
-//
-// The K rows, then the V rows, of the chunk are staged through shared memory in pieces that
-// the whole block loads at once: walking them from global memory one cell after another cost
-// one memory latency per cell (about 200 us per chunk on the H200).
-//  1. q of the group's heads into shared memory.
-//  2. Per K piece (staged as floats, odd row stride): warp tiles of 32 (head, cell) dots, lane j
-//     running chain j (elements j, j+32, ...) of all 32 and combine_lanes_multi reducing the 32
-//     trees with 31 shuffles: dot_lanes exactly, 8 instructions a dot where a thread's 32
-//     chains took about 400 (two shared-memory loads a multiply-add).
-//  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
-//     l over the cells in order.
-//  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
-//     (one V element serves all of them); o stays in registers across pieces.
-//
-// `cells` maps j < n to the j-th attended cell of the chunk (in increasing order): every cell
-// of a dense chunk, or flashnext's selected ones (mk_flashnext_attention.hpp).
-//
-// Not inlined: its own register allocation (inlined into the megakernel entry its loops ran
-// far slower than their instruction counts).
+// Step 4 and the write of attn_chunk_cells (below): what it hands over, and the o loop with HM
+// o registers a thread (HM at least its heads, ceil(gh / slices)).
 template <class Cells>
-__device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
-                                        const Cells& cells, int n, int h0, int gh, float* smem) {
+struct AttnOut {
+    const MkPass& P;
+    const MkModelStage& s;
+    long long g, t, ch;
+    const Cells& cells;
+    long long first;
+    int n, h0, gh;
+    const float *sc, *ms, *ls;
+    uint8_t* stage;
+    long long stage_bytes;
+    const uint8_t* v0;
+};
+
+// Not inlined: each HM its own register allocation (and ptxas's spill report of it).
+template <int HM, class Cells>
+__device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& pc) {
+    const MkPass& P = a.P;
+    const MkModelStage& s = a.s;
     const MkDims& d = P.d;
-    const long long MC = P.max_chunks;
+    const long long MC = P.max_chunks, t = a.t, g = a.g, ch = a.ch, first = a.first;
     const int group = static_cast<int>(d.n_head / d.n_head_kv);
     const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
-    const int eb = static_cast<int>(d.kv_elem_bytes);
-    const long long first = ch * mkm::kChunk;
-    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    float* qs = smem;                              // [gh][hdk]
-    float* sc = qs + gh * hdk;                     // [gh][256]
-    float* ms = sc + gh * mkm::kChunk;             // [16] chunk maxima
-    float* ls = ms + 16;                           // [16] chunk sums
-    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
-    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
-    const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
-    PhaseClock pc;
-    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
-    pc.mark(kPhAttnQ);
-    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
-    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-
-    // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
-    //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
-    //    (mkb::score_tile: lane j the contract's chain j of every dot, one tree for all 32).
-    const int krow_f = hdk + 1, vrow = hdv * eb;
-    // A piece's (head, cell) dots go to the warps in tiles of ht heads x ct cells (mkb::score_tile):
-    // pieces are whole tiles (a tile reads all its ct rows), and a multiple of 8 ct cells gives
-    // every warp the same number of tiles.
-    const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
-    int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
-    if (const int per = kMkBlockWarps * ct; kpiece > per) kpiece -= kpiece % per;
-    kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
-    float* kst = reinterpret_cast<float*>(stage);
-    for (int c0 = 0; c0 < n; c0 += kpiece) {
-        const int np = n - c0 < kpiece ? n - c0 : kpiece;
-        block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
-        __syncthreads();
-        pc.mark(kPhAttnKStage);
-        const int ctiles = (np + ct - 1) / ct;
-        for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
-            const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
-            float dot;
-            switch (ht) {
-            case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            }
-            const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
-            const int h = hb + x / ct, j = cb + x % ct;
-            if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
-        }
-        __syncthreads();  // the stage is reloaded next
-        pc.mark(kPhAttnScores);
-    }
-
-    // 3. max, exponentials and l per head
-    for (int h = warp; h < gh; h += kMkBlockWarps) {
-        float* e = sc + h * mkm::kChunk;
-        float m = e[0];
-        for (int j = lane; j < n; j += 32)
-            if (e[j] > m) m = e[j];
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_xor(m, o);
-            if (x > m) m = x;
-        }
-        arbor_syncwarp();
-        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
-        arbor_syncwarp();
-        if (lane == 0) {
-            float l = 0.0f;  // the contract's sequential sum, cells in order
-            int j = 0;
-            for (; j + 8 <= n; j += 8) {
-                float e8[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
-            }
-            for (; j < n; ++j) l = num::add_rn(l, e[j]);
-            ms[h] = m;
-            ls[h] = l;
-        }
-    }
-
-    pc.mark(kPhAttnSoftmax);
-
-    // 4. o over the cells in order, V piece by piece
-    const int slices = kMkBlockThreads / hdv;  // hdv <= 256 (host check)
+    const int eb = static_cast<int>(d.kv_elem_bytes), vrow = hdv * eb;
+    const int n = a.n, gh = a.gh, h0 = a.h0;
+    const float* sc = a.sc;
+    const float* ms = a.ms;
+    const float* ls = a.ls;
+    uint8_t* stage = a.stage;
+    const long long stage_bytes = a.stage_bytes;
+    const uint8_t* v0 = a.v0;
+    const Cells& cells = a.cells;
+    const int tid = static_cast<int>(threadIdx.x);
+    const int slices = kMkBlockThreads / hdv;
     const int dd = tid % hdv, slice = tid / hdv;
-    constexpr int kMaxHeads = 16;  // group <= 16 (host check): ceil(gh / slices) heads per thread
+    constexpr int kMaxHeads = HM;  // at least ceil(gh / slices), the heads a thread has
     float o[kMaxHeads];
 #pragma unroll
     for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
@@ -472,6 +400,130 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         mkb::block_quantize(P.att + at, span, P.attq + at / 32);
     }
     pc.mark(kPhAttnWrite);
+}
+
+// Item (((g * T) + t) * max_chunks + ch) * head_parts + part: chunk ch of the attention of
+// the q heads of kv head g for token t, heads h0 .. h0 + gh - 1 of the group (part p of
+// s.head_parts takes gh = group / head_parts heads from h0 = p * gh). With s.direct (the pass has one chunk per token) the chunk is the whole
+// attention: the contract's combine of one chunk is applied in place (w = exp_f(m - m),
+// L = fmaf(l, w, 0), O = fmaf(o, w, 0), out = O / L) and written straight to Att (and AttQ);
+// otherwise o, m, l go to attn_part for the combine stage.
+//
+// The K rows, then the V rows, of the chunk are staged through shared memory in pieces that
+// the whole block loads at once: walking them from global memory one cell after another cost
+// one memory latency per cell (about 200 us per chunk on the H200).
+//  1. q of the group's heads into shared memory.
+//  2. Per K piece (staged as floats, odd row stride): warp tiles of 32 (head, cell) dots, lane j
+//     running chain j (elements j, j+32, ...) of all 32 and combine_lanes_multi reducing the 32
+//     trees with 31 shuffles: dot_lanes exactly, 8 instructions a dot where a thread's 32
+//     chains took about 400 (two shared-memory loads a multiply-add).
+//  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
+//     l over the cells in order.
+//  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
+//     (one V element serves all of them); o stays in registers across pieces.
+//
+// `cells` maps j < n to the j-th attended cell of the chunk (in increasing order): every cell
+// of a dense chunk, or flashnext's selected ones (mk_flashnext_attention.hpp).
+//
+// Not inlined: its own register allocation (inlined into the megakernel entry its loops ran
+// far slower than their instruction counts).
+template <class Cells>
+__device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
+                                        const Cells& cells, int n, int h0, int gh, float* smem) {
+    const MkDims& d = P.d;
+    const int group = static_cast<int>(d.n_head / d.n_head_kv);
+    const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
+    const int eb = static_cast<int>(d.kv_elem_bytes);
+    const long long first = ch * mkm::kChunk;
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    float* qs = smem;                              // [gh][hdk]
+    float* sc = qs + gh * hdk;                     // [gh][256]
+    float* ms = sc + gh * mkm::kChunk;             // [16] chunk maxima
+    float* ls = ms + 16;                           // [16] chunk sums
+    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
+    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
+    const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
+    PhaseClock pc;
+    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    pc.mark(kPhAttnQ);
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
+    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+
+    // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
+    //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
+    //    (mkb::score_tile: lane j the contract's chain j of every dot, one tree for all 32).
+    const int krow_f = hdk + 1;
+    // A piece's (head, cell) dots go to the warps in tiles of ht heads x ct cells (mkb::score_tile):
+    // pieces are whole tiles (a tile reads all its ct rows), and a multiple of 8 ct cells gives
+    // every warp the same number of tiles.
+    const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
+    int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
+    if (const int per = kMkBlockWarps * ct; kpiece > per) kpiece -= kpiece % per;
+    kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
+    float* kst = reinterpret_cast<float*>(stage);
+    for (int c0 = 0; c0 < n; c0 += kpiece) {
+        const int np = n - c0 < kpiece ? n - c0 : kpiece;
+        block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
+        __syncthreads();
+        pc.mark(kPhAttnKStage);
+        const int ctiles = (np + ct - 1) / ct;
+        for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
+            const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
+            float dot;
+            switch (ht) {
+            case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+            }
+            const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
+            const int h = hb + x / ct, j = cb + x % ct;
+            if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
+        }
+        __syncthreads();  // the stage is reloaded next
+        pc.mark(kPhAttnScores);
+    }
+
+    // 3. max, exponentials and l per head
+    for (int h = warp; h < gh; h += kMkBlockWarps) {
+        float* e = sc + h * mkm::kChunk;
+        float m = e[0];
+        for (int j = lane; j < n; j += 32)
+            if (e[j] > m) m = e[j];
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_xor(m, o);
+            if (x > m) m = x;
+        }
+        arbor_syncwarp();
+        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        arbor_syncwarp();
+        if (lane == 0) {
+            float l = 0.0f;  // the contract's sequential sum, cells in order
+            int j = 0;
+            for (; j + 8 <= n; j += 8) {
+                float e8[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
+            }
+            for (; j < n; ++j) l = num::add_rn(l, e[j]);
+            ms[h] = m;
+            ls[h] = l;
+        }
+    }
+
+    pc.mark(kPhAttnSoftmax);
+
+    // 4. o over the cells in order, V piece by piece, and the write: as many o registers as a
+    // thread has heads (a decode item of one head holds one, not the sixteen of the widest case).
+    const int hpt = (gh + kMkBlockThreads / hdv - 1) / (kMkBlockThreads / hdv);  // hdv <= 256 (host check)
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+    if (hpt <= 1) attn_o_write<1>(out, pc);
+    else if (hpt <= 2) attn_o_write<2>(out, pc);
+    else if (hpt <= 4) attn_o_write<4>(out, pc);
+    else if (hpt <= 8) attn_o_write<8>(out, pc);
+    else attn_o_write<16>(out, pc);  // group <= 16 (host check)
 }
 
 // An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.
