@@ -76,15 +76,18 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     const int tid = static_cast<int>(threadIdx.x);
     const bool staged = n <= kMkSmemFloats - 1;
     float* xs = staged ? smem : const_cast<float*>(x);
-    // The first round's weights are loaded with x (they do not wait for the scale), so a
-    // row of up to 2048 elements takes one memory round trip before its sum, not two.
+    // Each round's weights are loaded a round ahead, the first with x (they do not wait for the
+    // scale): a row of up to 2048 elements takes one memory round trip before its sum, not two.
     constexpr int kU = 8;
-    float w0[kU];
+    float wn[kU];
+    auto load_w = [&](long long base) {
 #pragma unroll
-    for (int u = 0; u < kU; ++u) {
-        const long long i = tid + u * kMkBlockThreads;
-        w0[u] = i < n ? s.norm[i] : 0.0f;
-    }
+        for (int u = 0; u < kU; ++u) {
+            const long long i = base + u * kMkBlockThreads;
+            wn[u] = i < n ? s.norm[i] : 0.0f;
+        }
+    };
+    load_w(tid);
     if (staged) block_stage(xs, x, n * 4);
     __syncthreads();
     if (tid < 32) {
@@ -98,9 +101,10 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;
-            w[u] = base == tid ? w0[u] : i < n ? s.norm[i] : 0.0f;
+            w[u] = wn[u];
             xv[u] = i < n ? xs[i] : 0.0f;
         }
+        if (base + kMkBlockThreads * kU < n) load_w(base + kMkBlockThreads * kU);
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;

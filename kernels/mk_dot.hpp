@@ -95,13 +95,6 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
 }
 
-template <class Fmt>
-__device__ inline float warp_dot_quant(const uint8_t* w, const quant::BlockQ8A* xq, long long n, int lane) {
-    float v;
-    warp_dot_quant_rows<Fmt, 1>(&w, &xq, n, lane, &v);
-    return v;
-}
-
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
 // xf(x[i]), continued from acc: over i = lane, lane + 32, ... < n in order,
 // acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Sixteen (then eight) elements' loads are in flight
@@ -158,37 +151,6 @@ __device__ inline float warp_dot_float(const uint8_t* w, const float* x, long lo
     return warp_combine(acc);
 }
 
-// NaN for a type the contract does not cover (the host checks types before building a stage).
-__device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
-                                     int lane) {
-    using namespace quant::blocks;
-    switch (static_cast<TensorType>(type)) {
-    case TensorType::F32: return warp_dot_float<0>(w, x, n, lane);
-    case TensorType::F16: return warp_dot_float<1>(w, x, n, lane);
-    case TensorType::BF16: return warp_dot_float<2>(w, x, n, lane);
-    case TensorType::Q4_0: return warp_dot_quant<Q4_0>(w, xq, n, lane);
-    case TensorType::Q4_1: return warp_dot_quant<Q4_1>(w, xq, n, lane);
-    case TensorType::Q5_0: return warp_dot_quant<Q5_0>(w, xq, n, lane);
-    case TensorType::Q5_1: return warp_dot_quant<Q5_1>(w, xq, n, lane);
-    case TensorType::Q8_0: return warp_dot_quant<Q8_0>(w, xq, n, lane);
-    case TensorType::Q2_K: return warp_dot_quant<Q2_K>(w, xq, n, lane);
-    case TensorType::Q3_K: return warp_dot_quant<Q3_K>(w, xq, n, lane);
-    case TensorType::Q4_K: return warp_dot_quant<Q4_K>(w, xq, n, lane);
-    case TensorType::Q5_K: return warp_dot_quant<Q5_K>(w, xq, n, lane);
-    case TensorType::Q6_K: return warp_dot_quant<Q6_K>(w, xq, n, lane);
-    case TensorType::IQ4_NL: return warp_dot_quant<IQ4_NL>(w, xq, n, lane);
-    case TensorType::IQ4_XS: return warp_dot_quant<IQ4_XS>(w, xq, n, lane);
-    case TensorType::MXFP4: return warp_dot_quant<MXFP4>(w, xq, n, lane);
-    default: return __int_as_float(0x7fc00000);
-    }
-}
-
-// Whether rows of this type take Q8A activations (warp_dot_rows_q8), not float ones.
-__device__ inline bool row_type_q8(int type) {
-    const auto t = static_cast<TensorType>(type);
-    return t != TensorType::F32 && t != TensorType::F16 && t != TensorType::BF16;
-}
-
 // warp_dot_quant_rows for a row type: false (nothing computed) for the float types, whose dots
 // take float activations.
 template <int R>
@@ -210,6 +172,19 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
     case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, R>(w, xq, n, lane, v); return true;
     case TensorType::MXFP4: warp_dot_quant_rows<MXFP4, R>(w, xq, n, lane, v); return true;
     default: return false;
+    }
+}
+
+// NaN for a type the contract does not cover (the host checks types before building a stage).
+__device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
+                                     int lane) {
+    float v;
+    if (warp_dot_rows_q8<1>(type, &w, &xq, n, lane, &v)) return v;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::F32: return warp_dot_float<0>(w, x, n, lane);
+    case TensorType::F16: return warp_dot_float<1>(w, x, n, lane);
+    case TensorType::BF16: return warp_dot_float<2>(w, x, n, lane);
+    default: return __int_as_float(0x7fc00000);
     }
 }
 

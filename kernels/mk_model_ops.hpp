@@ -397,50 +397,58 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
     if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
 }
 
+// expert_down_slots's fast path: the slots' experts and weights read once (lane k holds slot k),
+// then two slots' four rows dotted in one pass, all their loads in flight together (one slot at
+// a time, each slot cost two dependent memory round trips); an odd last slot alone. False, with
+// nothing accumulated, where the rows' type has no Q8A dots (the float types).
+__device__ inline bool expert_down_slot_pairs(const MkPass& P, const MkW& dw, long long t, long long r, long long r1,
+                                              int lane, float* a0, float* a1) {
+    const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
+    const int e_l = lane < K ? P.route_idx[p0 + lane] : 0;
+    const float w_l = lane < K ? P.route_w[p0 + lane] : 0.0f;
+    for (int k = 0; k < K; k += 2) {
+        const bool both = k + 1 < K;
+        const int k1 = both ? k + 1 : k;
+        const int e0 = __shfl(e_l, k), e1 = __shfl(e_l, k1);
+        const float w0 = __shfl(w_l, k), w1 = __shfl(w_l, k1);
+        const uint8_t* w[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
+        const quant::BlockQ8A* x0 = P.heq + (p0 + k) * (nf / 32);
+        const quant::BlockQ8A* x1 = P.heq + (p0 + k1) * (nf / 32);
+        const quant::BlockQ8A* xq[4] = {x0, x0, x1, x1};
+        float y[4];
+        if (!(both ? warp_dot_rows_q8<4>(dw.type, w, xq, nf, lane, y) : warp_dot_rows_q8<2>(dw.type, w, xq, nf, lane, y)))
+            return false;  // the type is the same for every pass: only the first can fail
+        if (lane == 0) {
+            *a0 = fmaf(w0, y[0], *a0), *a1 = fmaf(w0, y[1], *a1);
+            if (both) *a0 = fmaf(w1, y[2], *a0), *a1 = fmaf(w1, y[3], *a1);
+        }
+    }
+    return true;
+}
+
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
-// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0. With at most 32
-// slots and quantized rows, the slots' experts and weights are read once (lane k holds slot k)
-// and two slots' four rows are dotted in one pass, all their loads in flight together (one slot
-// at a time, each slot cost two dependent memory round trips). NVIDIA builds only: on gfx1151
-// the four-row dots raised the megakernel's scratch from 1712 to 2624 bytes.
+// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0. NVIDIA builds
+// with at most 32 slots take expert_down_slot_pairs (ARBOR_GPU_DOWN_ROWS=2: not); on gfx1151
+// its four-row dots raised the megakernel's scratch from 1712 to 2624 bytes, so AMD builds and
+// the float types take the slots one at a time.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1) {
-    const MkDims& d = P.d;
-    const long long K = d.n_used, p0 = t * K, nf = d.n_ff_exp;
+    const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
     float a0 = 0.0f, a1 = 0.0f;
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    constexpr bool kRows4 = true;
-#else
-    constexpr bool kRows4 = false;
+    if (K <= 32 && !(mk_ab_switches & kMkAbDownRows2) && expert_down_slot_pairs(P, dw, t, r, r1, lane, &a0, &a1)) {
+        *acc0 = a0;
+        *acc1 = a1;
+        return;
+    }
 #endif
-    if (kRows4 && K <= 32 && row_type_q8(dw.type) && !(mk_ab_switches & kMkAbDownRows2)) {
-        const int e_l = lane < K ? P.route_idx[p0 + lane] : 0;
-        const float w_l = lane < K ? P.route_w[p0 + lane] : 0.0f;
-        for (int k = 0; k < K; k += 2) {
-            const bool both = k + 1 < K;
-            const int k1 = both ? k + 1 : k;
-            const int e0 = __shfl(e_l, k), e1 = __shfl(e_l, k1);
-            const float w0 = __shfl(w_l, k), w1 = __shfl(w_l, k1);
-            const uint8_t* w[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
-            const quant::BlockQ8A* x0 = P.heq + (p0 + k) * (nf / 32);
-            const quant::BlockQ8A* x1 = P.heq + (p0 + k1) * (nf / 32);
-            const quant::BlockQ8A* xq[4] = {x0, x0, x1, x1};
-            float y[4];
-            warp_dot_rows_q8<4>(dw.type, w, xq, nf, lane, y);
-            if (lane == 0) {
-                a0 = fmaf(w0, y[0], a0), a1 = fmaf(w0, y[1], a1);
-                if (both) a0 = fmaf(w1, y[2], a0), a1 = fmaf(w1, y[3], a1);
-            }
-        }
-    } else {
-        for (long long k = 0; k < K; ++k) {
-            const long long pair = p0 + k;
-            const int e = P.route_idx[pair];
-            float y0, y1;
-            warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e), P.he + pair * nf, P.heq + pair * (nf / 32),
-                          nf, lane, &y0, &y1);
-            if (lane == 0) a0 = fmaf(P.route_w[pair], y0, a0), a1 = fmaf(P.route_w[pair], y1, a1);
-        }
+    for (long long k = 0; k < K; ++k) {
+        const long long pair = p0 + k;
+        const int e = P.route_idx[pair];
+        float y0, y1;
+        warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e), P.he + pair * nf, P.heq + pair * (nf / 32), nf,
+                      lane, &y0, &y1);
+        if (lane == 0) a0 = fmaf(P.route_w[pair], y0, a0), a1 = fmaf(P.route_w[pair], y1, a1);
     }
     *acc0 = a0;
     *acc1 = a1;

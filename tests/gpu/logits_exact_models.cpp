@@ -65,10 +65,11 @@ std::vector<SynthModel> synth_models(bool quick) {
     // qwen2: Q/K/V biases; llama at the synthetic shape (vocab 1024, NORMAL RoPE); qwen3 with F32
     // weights; the MoE release mix (IQ4_XS experts, Q4_K embeddings, Q6_K head).
     // qwen2's default mix is its architecture's deep model. flashnext: tiny's mix is the deep
-    // model; tiny-k4 (a one-block budget) adds attention that skips whole chunks.
+    // model; tiny-k4 (a one-block budget) adds attention that skips whole chunks. qwen3moe tiny-k3
+    // routes three experts a token (an odd slot count).
     if (quick) return {{"qwen2", "", true}};
     return {{"llama", ""}, {"llama", "F16"}, {"qwen2", "", true}, {"qwen2", "Q8_0"}, {"qwen2", "BF16"},
-            {"qwen3", "F32"}, {"qwen3moe", ""}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
+            {"qwen3", "F32"}, {"qwen3moe", ""}, {"qwen3moe", "", false, "tiny-k3"}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
 }
 
 Result<ModelFile> synthesize_with_cli(const std::string& cli, const SynthModel& m, const std::string& dir) {
