@@ -560,7 +560,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             }
             case plan::Op::ExpertGatedFfn:
-                st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
+                st.push_back({gpu::kOpExpertGatedFfn, T * K * ((c.n_ff_exp + gpu::kMkGatedRows - 1) / gpu::kMkGatedRows), a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
             case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s}); break;

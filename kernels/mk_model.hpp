@@ -103,6 +103,15 @@ struct MkPass {
 constexpr int kMkSmemFloats = 10176;
 constexpr int kMkStageFloats = 2048;
 
+// Rows of one routed expert's gated FFN an item (mk_expert_gated_ffn): two on NVIDIA (their
+// gate and up dots in one pass), one on AMD, where four-row dots cost gfx1151 scratch (see
+// expert_down_slots). The host's item count and the device's item split both use it.
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+constexpr int kMkGatedRows = 2;
+#else
+constexpr int kMkGatedRows = 1;
+#endif
+
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
 // A range stages kTileRows rows of 32 sub-blocks (at most 1088 bytes, Q8_0) and kTileTokens
 // tokens' 32 Q8A blocks (40 bytes each) in the arena.
@@ -126,7 +135,7 @@ enum MkModelOp : int {
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
     kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
-    kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
+    kOpExpertGatedFfn = 23, // HE rows of the expert of (token, slot) pair  items: T * k * ceil(n_ff_exp / kMkGatedRows)
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
     kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles

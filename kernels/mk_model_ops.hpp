@@ -379,12 +379,10 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
     for (int slot = 0; slot < K; ++slot) w[slot] = num::div_rn(w[slot], tot);
 }
 
-// Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
-__device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+// Row r of the gated FFN of the expert e routed to (token t, slot) pair: HE[pair][r].
+__device__ inline void expert_gated_row(const MkPass& P, const MkLayerW& L, long long pair, long long t, int e, long long r,
+                                        int lane) {
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
-    const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
-    const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
     const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
     float g, u;
@@ -395,6 +393,39 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
         u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
     }
     if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
+}
+
+// Item pair * ceil(n_ff_exp / R) + j, R = kMkGatedRows: rows R j .. R j + R - 1 (those below
+// n_ff_exp) of the gated FFN of the expert routed to (token, slot) pair. With two rows of one
+// quantized type, their gate and up dots (four rows) run in one pass, all the loads in flight
+// together, where the rows took a pass each.
+__device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long per = (d.n_ff_exp + kMkGatedRows - 1) / kMkGatedRows;
+    const long long pair = item / per, r = item % per * kMkGatedRows, t = pair / d.n_used;
+    const int e = P.route_idx[pair];
+    if constexpr (kMkGatedRows == 2) {
+        const bool two = r + 1 < d.n_ff_exp;
+        if (two && L.gate_exps.type == L.up_exps.type) {
+            const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e),
+                                   mkm::wrow(L.up_exps, r + 1, e)};
+            const quant::BlockQ8A* x = P.xq + t * (d.n_embd / 32);
+            const quant::BlockQ8A* xq[4] = {x, x, x, x};
+            float v[4];
+            if (warp_dot_rows_q8<4>(L.gate_exps.type, w, xq, d.n_embd, lane, v)) {
+                if (lane == 0) {
+                    P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(v[0]), v[1]);
+                    P.he[pair * d.n_ff_exp + r + 1] = num::mul_rn(num::silu(v[2]), v[3]);
+                }
+                return;
+            }
+        }
+        expert_gated_row(P, L, pair, t, e, r, lane);
+        if (two) expert_gated_row(P, L, pair, t, e, r + 1, lane);
+        return;
+    }
+    expert_gated_row(P, L, pair, t, e, r, lane);
 }
 
 // expert_down_slots's fast path: the slots' experts and weights read once (lane k holds slot k),
