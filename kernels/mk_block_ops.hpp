@@ -580,6 +580,11 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     float* ml = smem;  // [hp][2]: M and L of each head
     const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
     auto lsh = [&](int h) { return smem + 2 * hp + 2 * h * n_chunks; };
+    // Chunk c's l and weight for head h (its rows at ph), from shared memory when cached.
+    auto l_of = [&](int h, const float* ph, int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
+    auto w_of = [&](int h, const float* ph, float M, int c) {
+        return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M);
+    };
     for (int h = warp; h < hp; h += kMkBlockWarps) {
         const float* ph = part + h * (hdv + 2);  // chunk c's row of head h: ph + c * cs
         int f = n_chunks;                        // the first unskipped chunk
@@ -606,10 +611,8 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         arbor_syncwarp();
         if (lane == 0) {
             float L = 0.0f;
-            for (int c = 0; c < n_chunks; ++c) {
-                const float l = cached ? lsh(h)[c] : ph[c * cs + hdv + 1];
-                if (!(l < 0.0f)) L = fmaf(l, cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M), L);
-            }
+            for (int c = 0; c < n_chunks; ++c)
+                if (const float l = l_of(h, ph, c); !(l < 0.0f)) L = fmaf(l, w_of(h, ph, M, c), L);
             ml[2 * h] = M;
             ml[2 * h + 1] = L;
         }
@@ -619,8 +622,6 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         const int h = i / hdv, dd = i % hdv;
         const float* ph = part + h * (hdv + 2);
         const float M = ml[2 * h];
-        auto l_of = [&](int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
-        auto w_of = [&](int c) { return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M); };
         constexpr int kU = 16;
         float o = 0.0f;
         int c = 0;
@@ -630,10 +631,10 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
             for (int u = 0; u < kU; ++u) v[u] = ph[(c + u) * cs + dd];  // a skipped chunk's is unused
 #pragma unroll
             for (int u = 0; u < kU; ++u)
-                if (!(l_of(c + u) < 0.0f)) o = fmaf(v[u], w_of(c + u), o);
+                if (!(l_of(h, ph, c + u) < 0.0f)) o = fmaf(v[u], w_of(h, ph, M, c + u), o);
         }
         for (; c < n_chunks; ++c)
-            if (!(l_of(c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(c), o);
+            if (!(l_of(h, ph, c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(h, ph, M, c), o);
         out[h * hdv + dd] = num::div_rn(o, ml[2 * h + 1]);
     }
     if (s.quantize_out) {  // the span is whole Q8A blocks (attn_combine_heads)

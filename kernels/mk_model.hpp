@@ -103,14 +103,17 @@ struct MkPass {
 constexpr int kMkSmemFloats = 10176;
 constexpr int kMkStageFloats = 2048;
 
-// Rows of one routed expert's gated FFN an item (mk_expert_gated_ffn): two on NVIDIA (their
-// gate and up dots in one pass), one on AMD, where four-row dots cost gfx1151 scratch (see
-// expert_down_slots). The host's item count and the device's item split both use it.
+// Whether the routed experts' dots take four rows a pass (warp_dot_quant_rows<Fmt, 4>): on
+// NVIDIA; not on AMD, where they raised gfx1151's megakernel scratch from 1712 to 2624 bytes.
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
-constexpr int kMkGatedRows = 2;
+constexpr bool kMkFourRowDots = true;
 #else
-constexpr int kMkGatedRows = 1;
+constexpr bool kMkFourRowDots = false;
 #endif
+// Rows of one routed expert's gated FFN an item (mk_expert_gated_ffn): two with four-row dots
+// (both rows' gate and up dots in one pass). The host's item count and the device's item split
+// both use it.
+constexpr int kMkGatedRows = kMkFourRowDots ? 2 : 1;
 
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
 // A range stages kTileRows rows of 32 sub-blocks (at most 1088 bytes, Q8_0) and kTileTokens

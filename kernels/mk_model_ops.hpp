@@ -458,21 +458,20 @@ __device__ inline bool expert_down_slot_pairs(const MkPass& P, const MkW& dw, lo
 }
 
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
-// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0. NVIDIA builds
-// with at most 32 slots take expert_down_slot_pairs (ARBOR_GPU_DOWN_ROWS=2: not); on gfx1151
-// its four-row dots raised the megakernel's scratch from 1712 to 2624 bytes, so AMD builds and
-// the float types take the slots one at a time.
+// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0. With four-row
+// dots (kMkFourRowDots) and at most 32 slots, expert_down_slot_pairs (ARBOR_GPU_DOWN_ROWS=2:
+// not); otherwise, and for the float types, the slots one at a time.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1) {
     const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
     float a0 = 0.0f, a1 = 0.0f;
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    if (K <= 32 && !(mk_ab_switches & kMkAbDownRows2) && expert_down_slot_pairs(P, dw, t, r, r1, lane, &a0, &a1)) {
-        *acc0 = a0;
-        *acc1 = a1;
-        return;
+    if constexpr (kMkFourRowDots) {
+        if (K <= 32 && !(mk_ab_switches & kMkAbDownRows2) && expert_down_slot_pairs(P, dw, t, r, r1, lane, &a0, &a1)) {
+            *acc0 = a0;
+            *acc1 = a1;
+            return;
+        }
     }
-#endif
     for (long long k = 0; k < K; ++k) {
         const long long pair = p0 + k;
         const int e = P.route_idx[pair];
