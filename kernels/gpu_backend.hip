@@ -490,6 +490,13 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.outputs_only = s.outputs_only;
             a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
+            // A profiling probe (ARBOR_GPU_PROBE_REPEAT=1): the RMSNorm and router select stages,
+            // both idempotent, run again as stages of their own, so the profile shows each stage
+            // cold (its code and data fetched) and then warm. It adds levels; bits are unchanged.
+            static const bool probe_repeat = [] {
+                const char* v = std::getenv("ARBOR_GPU_PROBE_REPEAT");
+                return v && std::strcmp(v, "1") == 0;
+            }();
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
@@ -512,7 +519,10 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             switch (s.op) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
-            case plan::Op::RmsNorm: st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s}); break;
+            case plan::Op::RmsNorm:
+                st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s});
+                if (probe_repeat) st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, " again", &s});
+                break;
             case plan::Op::QkvRope:
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
                     many && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&
@@ -557,10 +567,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 r.out_buf = gpu::kBufRouter;
                 st.push_back({gpu::kOpMatMulStore, (E + 1) / 2, r, " logits", &s});
                 st.push_back({gpu::kOpRouterSelect, T, a, " top-k", &s});
+                if (probe_repeat) st.push_back({gpu::kOpRouterSelect, T, a, " top-k again", &s});
                 break;
             }
             case plan::Op::ExpertGatedFfn:
-                st.push_back({gpu::kOpExpertGatedFfn, T * K * ((c.n_ff_exp + gpu::kMkGatedRows - 1) / gpu::kMkGatedRows), a, "", &s});
+                st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
             case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s}); break;

@@ -93,12 +93,24 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         if (mk_is_workgroup_op(st.op)) {
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
-            for (long long item = gridDim.x - 1 - blockIdx.x; item < st.items; item += gridDim.x) {
+            const long long first = gridDim.x - 1 - blockIdx.x;
+            const bool timed = mk_phase_on != 0;
+            for (long long item = first; item < st.items; item += gridDim.x) {
+                const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
                 mk_workgroup_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
+                if (timed && threadIdx.x == 0) mk_item_time(st.op, item != first, t0);
             }
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
-            for (long long item = gwarp; item < st.items; item += warps) mk_model_item(st.op, st.model, item, lane);
+            const bool timed = mk_phase_on != 0;
+            for (long long item = gwarp; item < st.items; item += warps) {
+                const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
+                mk_model_item(st.op, st.model, item, lane);
+                if (timed) {
+                    arbor_syncwarp();
+                    if (lane == 0) mk_item_time(st.op, item != gwarp, t0);
+                }
+            }
         } else if (st.op >= kOpFnEmbedHc && st.op <= kOpFnLast) {
             mk_flashnext_stage(st, gwarp, warps, lane);
         } else if (gwarp == 0 && lane == 0) {
@@ -154,14 +166,58 @@ bool mk_set_ab_switches(unsigned bits) {
            hipMemcpy(flag, &bits, sizeof bits, hipMemcpyHostToDevice) == hipSuccess;
 }
 
+// The item clock rows' names (mk_model.hpp, mk_flashnext.hpp).
+static const char* mk_op_name(int op) {
+    switch (op) {
+    case kOpDotRows: return "dot_rows";
+    case kOpEmbed: return "embed";
+    case kOpRopeTable: return "rope_table";
+    case kOpRmsNorm: return "rms_norm";
+    case kOpQkvDots: return "qkv_dots";
+    case kOpQkvFinish: return "qkv_finish";
+    case kOpAttnChunk: return "attn_chunk";
+    case kOpAttnCombine: return "attn_combine";
+    case kOpQuantize: return "quantize";
+    case kOpMatMulAdd: return "matmul_add";
+    case kOpGatedFfn: return "gated_ffn";
+    case kOpMatMulStore: return "matmul_store";
+    case kOpRouterSelect: return "router_select";
+    case kOpExpertGatedFfn: return "expert_gated_ffn";
+    case kOpExpertDownAdd: return "expert_down_add";
+    case kOpMatMulAddTile: return "matmul_add_tile";
+    case kOpGatedFfnTile: return "gated_ffn_tile";
+    case kOpQkvDotsTile: return "qkv_dots_tile";
+    case kOpFnEmbedHc: return "fn_embed_hc";
+    case kOpFnHcDots: return "fn_hc_dots";
+    case kOpFnHcFinish: return "fn_hc_finish";
+    case kOpFnIdxSelect: return "fn_idx_select";
+    case kOpFnAttnChunk: return "fn_attn_chunk";
+    case kOpFnAttnCombine: return "fn_attn_combine";
+    case kOpFnIdxDots: return "fn_idx_dots";
+    case kOpFnIdxFinish: return "fn_idx_finish";
+    case kOpFnIdxScore: return "fn_idx_score";
+    case kOpFnMatMulHcPost: return "fn_matmul_hc_post";
+    case kOpFnSharedGate: return "fn_shared_gate";
+    case kOpFnSharedFfn: return "fn_shared_ffn";
+    case kOpFnSharedQuantize: return "fn_shared_quantize";
+    case kOpFnMoeDownHcPost: return "fn_moe_down_hc_post";
+    default: return "";
+    }
+}
+
 bool mk_phases_arm(bool on) {
     void *flag = nullptr, *ns = nullptr, *marks = nullptr;
     if (hipGetSymbolAddress(&flag, HIP_SYMBOL(mk_phase_on)) != hipSuccess ||
         hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_phase_ns)) != hipSuccess ||
         hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_phase_marks)) != hipSuccess)
         return false;
+    void *item_ns = nullptr, *item_n = nullptr;
+    if (hipGetSymbolAddress(&item_ns, HIP_SYMBOL(mk_item_ns)) != hipSuccess ||
+        hipGetSymbolAddress(&item_n, HIP_SYMBOL(mk_item_n)) != hipSuccess)
+        return false;
     const unsigned v = on ? 1u : 0u;
-    return hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
+    return hipMemset(item_ns, 0, sizeof mk_item_ns) == hipSuccess && hipMemset(item_n, 0, sizeof mk_item_n) == hipSuccess &&
+           hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
            hipMemset(marks, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
            hipMemcpy(flag, &v, sizeof v, hipMemcpyHostToDevice) == hipSuccess;
 }
@@ -179,6 +235,22 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
         char row[200];
         std::snprintf(row, sizeof row, "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)",
                       kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p]);
+        rows.push_back(row);
+    }
+    static unsigned long long ins[kMkItemCopies][kMkItemOps][2], inn[kMkItemCopies][kMkItemOps][2];
+    if (hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_item_ns)) != hipSuccess ||
+        hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_item_n)) != hipSuccess ||
+        hipMemcpy(ins, ns, sizeof ins, hipMemcpyDeviceToHost) != hipSuccess ||
+        hipMemcpy(inn, marks, sizeof inn, hipMemcpyDeviceToHost) != hipSuccess)
+        return;
+    for (int op = 0; op < kMkItemOps; ++op) {
+        double tn[2] = {0, 0}, nn[2] = {0, 0};
+        for (int c = 0; c < kMkItemCopies; ++c)
+            for (int k = 0; k < 2; ++k) tn[k] += double(ins[c][op][k]), nn[k] += double(inn[c][op][k]);
+        if (nn[0] == 0) continue;
+        char row[200];
+        std::snprintf(row, sizeof row, "item op %-2d %-22s first %8.3f us (%.0f)  later %8.3f us (%.0f)", op,
+                      mk_op_name(op), tn[0] / 1e3 / nn[0], nn[0], nn[1] > 0 ? tn[1] / 1e3 / nn[1] : 0.0, nn[1]);
         rows.push_back(row);
     }
 }

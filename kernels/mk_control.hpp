@@ -18,10 +18,9 @@ static_assert(sizeof(MkLine) == 128);
 
 // A/B switches of the megakernel (mk_set_ab_switches, read from the environment once per
 // process by MkRuntime): bits of the device variable mk_ab_switches, for runs of two code paths
-// in one build. Neither changes a result's bits.
+// in one build. None changes a result's bits.
 enum MkAbSwitch : unsigned {
     kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
-    kMkAbDownRows2 = 2u,  // ARBOR_GPU_DOWN_ROWS=2: the expert down dots one slot (two rows) at a time
 };
 
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };

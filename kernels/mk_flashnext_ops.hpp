@@ -19,6 +19,7 @@
 #include "mk_flashnext_index.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
+#include "mk_phase.hpp"
 #include "mk_program.hpp"
 #include "model/numerics_flashnext.hpp"
 
@@ -315,7 +316,15 @@ __device__ __noinline__ void mk_flashnext_item(int op, const MkModelStage& s, lo
 // A flashnext stage: its items over all warps, round-robin. Not inlined into the megakernel,
 // so its registers are allocated on their own and the other stages keep theirs.
 __device__ __noinline__ void mk_flashnext_stage(const MkStage& st, long long gwarp, long long warps, int lane) {
-    for (long long item = gwarp; item < st.items; item += warps) mk_flashnext_item(st.op, st.model, item, lane);
+    const bool timed = mk_phase_on != 0;
+    for (long long item = gwarp; item < st.items; item += warps) {
+        const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
+        mk_flashnext_item(st.op, st.model, item, lane);
+        if (timed) {
+            arbor_syncwarp();
+            if (lane == 0) mk_item_time(st.op, item != gwarp, t0);
+        }
+    }
 }
 
 }  // namespace arbor::gpu

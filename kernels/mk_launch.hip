@@ -68,9 +68,7 @@ Status MkRuntime::init() {
         return hip_error("cannot allocate the device control lines", e);
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
-    const char* down = std::getenv("ARBOR_GPU_DOWN_ROWS");
-    const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
-                        (down && std::strcmp(down, "2") == 0 ? kMkAbDownRows2 : 0u);
+    const unsigned ab = packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u;
     if (!mk_set_ab_switches(ab)) return make_error("cannot set the megakernel's A/B switches");
     return {};
 }

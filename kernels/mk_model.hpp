@@ -103,18 +103,6 @@ struct MkPass {
 constexpr int kMkSmemFloats = 10176;
 constexpr int kMkStageFloats = 2048;
 
-// Whether the routed experts' dots take four rows a pass (warp_dot_quant_rows<Fmt, 4>): on
-// NVIDIA; not on AMD, where they raised gfx1151's megakernel scratch from 1712 to 2624 bytes.
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-constexpr bool kMkFourRowDots = true;
-#else
-constexpr bool kMkFourRowDots = false;
-#endif
-// Rows of one routed expert's gated FFN an item (mk_expert_gated_ffn): two with four-row dots
-// (both rows' gate and up dots in one pass). The host's item count and the device's item split
-// both use it.
-constexpr int kMkGatedRows = kMkFourRowDots ? 2 : 1;
-
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
 // A range stages kTileRows rows of 32 sub-blocks (at most 1088 bytes, Q8_0) and kTileTokens
 // tokens' 32 Q8A blocks (40 bytes each) in the arena.
@@ -138,7 +126,7 @@ enum MkModelOp : int {
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
     kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
-    kOpExpertGatedFfn = 23, // HE rows of the expert of (token, slot) pair  items: T * k * ceil(n_ff_exp / kMkGatedRows)
+    kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
     kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles

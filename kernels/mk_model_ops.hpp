@@ -379,10 +379,12 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
     for (int slot = 0; slot < K; ++slot) w[slot] = num::div_rn(w[slot], tot);
 }
 
-// Row r of the gated FFN of the expert e routed to (token t, slot) pair: HE[pair][r].
-__device__ inline void expert_gated_row(const MkPass& P, const MkLayerW& L, long long pair, long long t, int e, long long r,
-                                        int lane) {
+// Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
+__device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
+    const MkLayerW& L = P.layers[s.layer];
+    const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
+    const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
     const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
     float g, u;
@@ -395,83 +397,12 @@ __device__ inline void expert_gated_row(const MkPass& P, const MkLayerW& L, long
     if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
 }
 
-// Item pair * ceil(n_ff_exp / R) + j, R = kMkGatedRows: rows R j .. R j + R - 1 (those below
-// n_ff_exp) of the gated FFN of the expert routed to (token, slot) pair. With two rows of one
-// quantized type, their gate and up dots (four rows) run in one pass, all the loads in flight
-// together, where the rows took a pass each.
-__device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
-    const long long per = (d.n_ff_exp + kMkGatedRows - 1) / kMkGatedRows;
-    const long long pair = item / per, r = item % per * kMkGatedRows, t = pair / d.n_used;
-    const int e = P.route_idx[pair];
-    if constexpr (kMkGatedRows == 2) {
-        const bool two = r + 1 < d.n_ff_exp;
-        if (two && L.gate_exps.type == L.up_exps.type) {
-            const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e),
-                                   mkm::wrow(L.up_exps, r + 1, e)};
-            const quant::BlockQ8A* x = P.xq + t * (d.n_embd / 32);
-            const quant::BlockQ8A* xq[4] = {x, x, x, x};
-            float v[4];
-            if (warp_dot_rows_q8<4>(L.gate_exps.type, w, xq, d.n_embd, lane, v)) {
-                if (lane == 0) {
-                    P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(v[0]), v[1]);
-                    P.he[pair * d.n_ff_exp + r + 1] = num::mul_rn(num::silu(v[2]), v[3]);
-                }
-                return;
-            }
-        }
-        expert_gated_row(P, L, pair, t, e, r, lane);
-        if (two) expert_gated_row(P, L, pair, t, e, r + 1, lane);
-        return;
-    }
-    expert_gated_row(P, L, pair, t, e, r, lane);
-}
-
-// expert_down_slots's fast path: the slots' experts and weights read once (lane k holds slot k),
-// then two slots' four rows dotted in one pass, all their loads in flight together (one slot at
-// a time, each slot cost two dependent memory round trips); an odd last slot alone. False, with
-// nothing accumulated, where the rows' type has no Q8A dots (the float types).
-__device__ inline bool expert_down_slot_pairs(const MkPass& P, const MkW& dw, long long t, long long r, long long r1,
-                                              int lane, float* a0, float* a1) {
-    const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
-    const int e_l = lane < K ? P.route_idx[p0 + lane] : 0;
-    const float w_l = lane < K ? P.route_w[p0 + lane] : 0.0f;
-    for (int k = 0; k < K; k += 2) {
-        const bool both = k + 1 < K;
-        const int k1 = both ? k + 1 : k;
-        const int e0 = __shfl(e_l, k), e1 = __shfl(e_l, k1);
-        const float w0 = __shfl(w_l, k), w1 = __shfl(w_l, k1);
-        const uint8_t* w[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
-        const quant::BlockQ8A* x0 = P.heq + (p0 + k) * (nf / 32);
-        const quant::BlockQ8A* x1 = P.heq + (p0 + k1) * (nf / 32);
-        const quant::BlockQ8A* xq[4] = {x0, x0, x1, x1};
-        float y[4];
-        if (!(both ? warp_dot_rows_q8<4>(dw.type, w, xq, nf, lane, y) : warp_dot_rows_q8<2>(dw.type, w, xq, nf, lane, y)))
-            return false;  // the type is the same for every pass: only the first can fail
-        if (lane == 0) {
-            *a0 = fmaf(w0, y[0], *a0), *a1 = fmaf(w0, y[1], *a1);
-            if (both) *a0 = fmaf(w1, y[2], *a0), *a1 = fmaf(w1, y[3], *a1);
-        }
-    }
-    return true;
-}
-
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
-// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0. With four-row
-// dots (kMkFourRowDots) and at most 32 slots, expert_down_slot_pairs (ARBOR_GPU_DOWN_ROWS=2:
-// not); otherwise, and for the float types, the slots one at a time.
+// order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1) {
     const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
     float a0 = 0.0f, a1 = 0.0f;
-    if constexpr (kMkFourRowDots) {
-        if (K <= 32 && !(mk_ab_switches & kMkAbDownRows2) && expert_down_slot_pairs(P, dw, t, r, r1, lane, &a0, &a1)) {
-            *acc0 = a0;
-            *acc1 = a1;
-            return;
-        }
-    }
     for (long long k = 0; k < K; ++k) {
         const long long pair = p0 + k;
         const int e = P.route_idx[pair];

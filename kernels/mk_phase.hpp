@@ -33,6 +33,28 @@ __device__ unsigned mk_phase_on;
 __device__ unsigned long long mk_phase_ns[kMkPhases];
 __device__ unsigned long long mk_phase_marks[kMkPhases];
 
+// Item clocks, on with the phase clocks: each work item's wall time by op, the first item a warp
+// (a workgroup, for workgroup ops) runs in a stage apart from its later ones. A first item pays
+// the stage's cold costs (fetching its code, loading the descriptors), a later one runs warm.
+// (For the single-item stages of a decode step, ARBOR_GPU_PROBE_REPEAT=1 repeats the RMSNorm and
+// router select stages, both idempotent, as stages of their own: the profile's stage rows then
+// show each cold, then warm.) The
+// sums are spread over kMkItemCopies copies (by workgroup) so the atomics do not queue on one
+// address; the host adds them up.
+constexpr int kMkItemOps = 64;
+constexpr int kMkItemCopies = 8;
+__device__ unsigned long long mk_item_ns[kMkItemCopies][kMkItemOps][2];
+__device__ unsigned long long mk_item_n[kMkItemCopies][kMkItemOps][2];
+
+// Called by the one thread that times the item (lane 0 of a warp item, thread 0 of a workgroup
+// item), after the item's last instruction.
+__device__ inline void mk_item_time(int op, bool later, unsigned long long t0) {
+    if (op < 0 || op >= kMkItemOps) return;
+    const int c = static_cast<int>(blockIdx.x) % kMkItemCopies, k = later ? 1 : 0;
+    atomicAdd(&mk_item_ns[c][op][k], arbor_wall_ns() - t0);
+    atomicAdd(&mk_item_n[c][op][k], 1ull);
+}
+
 // Workgroup-uniform: every thread of the item creates one and marks the same phases.
 struct PhaseClock {
     bool on;

@@ -14,7 +14,15 @@
 # Results go to $OUT (or /tmp/check-out). The models folder is the one of device-exactness.sh:
 #   run(command="bash scripts/device-check.sh", carry=[".carry/models"], timeout_s=600)
 # Compare with the last recorded numbers in docs/BENCHMARKS.md.
+# A fresh build of the megakernel can take over 500 s on the device, so the check runs in two
+# calls on one warm machine (the second within the machine's idle time of the first):
+#   run(command="ARBOR_CHECK_PART=build bash scripts/device-check.sh", carry=[".carry/models"])
+#   run(command="ARBOR_CHECK_PART=run bash scripts/device-check.sh", carry=[".carry/models"])
+# "build" configures, builds, counts the code and runs the exactness suites; "run" reuses that
+# build (without running ninja, which the fresh copy's timestamps would send into a rebuild) for
+# the switches' exactness, the timings and the profiles. Without ARBOR_CHECK_PART it does both in one call.
 set -u
+PART=${ARBOR_CHECK_PART:-all}
 BUILD=${ARBOR_EXACT_BUILD:-/tmp/b}
 MODELS=${ARBOR_EXACT_MODELS:-.carry/models}
 OUTDIR=${OUT:-/tmp/check-out}
@@ -22,6 +30,7 @@ mkdir -p "$BUILD" "$OUTDIR" /tmp/arbor-shapes
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 [ -d "$MODELS" ] || { echo "error: no model folder $MODELS (see scripts/device-exactness.sh)"; exit 2; }
+if [ "$PART" != run ]; then
 cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
     -DCMAKE_BUILD_TYPE=Release >"$BUILD/check-configure.log" 2>&1 || { tail -30 "$BUILD/check-configure.log"; exit 2; }
 ninja -C "$BUILD" arbor-cli gpu_logits_exact gpu_megakernel_hang gpu_megakernel_exact >"$BUILD/check-build.log" 2>&1 ||
@@ -32,6 +41,11 @@ obj=$(find "$BUILD" -name 'megakernel.hip.o' | head -1)
 if command -v cuobjdump >/dev/null && [ -n "$obj" ]; then
     echo "local-memory instructions (LDL/STL) per function:"
     cuobjdump -sass "$obj" 2>/dev/null | awk '/Function :/{f=$3} /LDL|STL/{c[f]++} END{for(k in c) print "  " c[k], k}' | sort -rn | head -8
+    # The code's size (instructions of 16 bytes): the megakernel's latency-bound single-warp
+    # stages may be paying instruction fetches from L2.
+    echo "SASS instructions per function (the largest):"
+    cuobjdump -sass "$obj" 2>/dev/null | awk '/Function :/{f=$3} /\/\*[0-9a-f]+\*\//{c[f]++; n++} END{for(k in c) print "  " c[k], k; print "  " n, "(all)"}' |
+        sort -rn | head -10
 fi
 ( for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
     set -- $m; n=$1; shift
@@ -46,20 +60,24 @@ echo "gpu_logits_exact rc $?"
 grep -v "^ok " "$OUTDIR/exactness.log" | tail -8
 echo "exactness done: $(el) s"
 wait $synth
+fi
+[ "$PART" = build ] && { echo "total: $(el) s"; exit 0; }
+CLI="$BUILD/engine/arbor-cli"
+for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+    set -- $m; n=$1; shift
+    [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null 2>&1
+done
+# The A/B switch's exactness (its timings are recorded in docs/BENCHMARKS.md; time it again with
+# ARBOR_CHECK_AB=1), and the profiling probe's (it repeats idempotent stages only).
+echo "== packed terms off, head split off, probe repeat: exactness"
+ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+ARBOR_GPU_PROBE_REPEAT=1 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
 B() { m=$1; shift; timeout 60 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu "$@" 2>&1 | grep -E "^(decode|read|prefill|error)"; }
 echo "== q4b"; B q4b --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/q4b.json"
 echo "== q4b, tiles off"; ARBOR_GPU_TILES=0 B q4b --rows read50@229,prefill256@229 --reps 3
 echo "== moe"; B moe --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/moe.json"
 echo "== fn"; B fn --rows decode@229 --reps 3 --json "$OUTDIR/fn.json"
-# The A/B switches' exactness (their timings are recorded in docs/BENCHMARKS.md; time them again
-# with ARBOR_CHECK_AB=1).
-echo "== packed terms off, head split off: exactness"
-ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
-ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
-# The expert down dots one slot at a time (the lever under test on gpu-next4): exactness and time.
-echo "== down rows 2: exactness, then moe and fn decode@229"
-ARBOR_GPU_DOWN_ROWS=2 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
-for m in moe fn; do ARBOR_GPU_DOWN_ROWS=2 B $m --rows decode@229 --reps 3; done
 if [ "${ARBOR_CHECK_AB:-0}" = 1 ]; then
     for m in q4b moe; do ARBOR_GPU_PACKED=0 B $m --rows decode@229,read50@229 --reps 3; done
     for m in q4b moe fn; do ARBOR_GPU_HEAD_SPLIT=0 B $m --rows decode@229 --reps 3; done
@@ -68,6 +86,15 @@ for m in q4b moe fn; do
     timeout 30 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
         --profile "/tmp/$m.trace.json" >"$OUTDIR/$m-profile.txt" 2>&1
     echo "-- $m decode@229 phases"; grep -h '^phase' "$OUTDIR/$m-profile.txt"
+    echo "-- $m decode@229 item clocks"; grep -h '^item' "$OUTDIR/$m-profile.txt"
+done
+# The probe: the RMSNorm and router select stages run twice, cold then warm ("... again").
+for m in moe q4b; do
+    ARBOR_GPU_PROBE_REPEAT=1 timeout 30 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
+        --profile "/tmp/$m-probe.trace.json" >"$OUTDIR/$m-probe-profile.txt" 2>&1
+    echo "-- $m decode@229, probe repeat: stages and item clocks"
+    awk -f scripts/profile-sum.awk "$OUTDIR/$m-probe-profile.txt" | sort -rn | grep -E "rms_norm|top-k|waits"
+    grep -h '^item' "$OUTDIR/$m-probe-profile.txt" | grep -E "rms_norm|router_select"
 done
 timeout 30 "$CLI" bench -m /tmp/arbor-shapes/moe.gguf --backend gpu --rows read50@229 --reps 1 \
     --profile /tmp/moe-read.trace.json >"$OUTDIR/moe-read-profile.txt" 2>&1
