@@ -92,6 +92,16 @@ __device__ inline unsigned long long arbor_wall_ns() {
 #endif
 }
 
+// The SM/CU's cycle counter (the phase clocks divide it by the wall clock: the clock rate the
+// work ran at).
+__device__ inline unsigned long long arbor_cycles() {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    return static_cast<unsigned long long>(clock64());
+#else
+    return static_cast<unsigned long long>(__builtin_readcyclecounter());
+#endif
+}
+
 // Orders global/shared memory accesses among the lanes of one warp/wave (all lanes call it).
 __device__ inline void arbor_syncwarp() {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

@@ -211,30 +211,37 @@ bool mk_phases_arm(bool on) {
         hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_phase_ns)) != hipSuccess ||
         hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_phase_marks)) != hipSuccess)
         return false;
-    void *item_ns = nullptr, *item_n = nullptr;
+    void *item_ns = nullptr, *item_n = nullptr, *cycles = nullptr;
     if (hipGetSymbolAddress(&item_ns, HIP_SYMBOL(mk_item_ns)) != hipSuccess ||
-        hipGetSymbolAddress(&item_n, HIP_SYMBOL(mk_item_n)) != hipSuccess)
+        hipGetSymbolAddress(&item_n, HIP_SYMBOL(mk_item_n)) != hipSuccess ||
+        hipGetSymbolAddress(&cycles, HIP_SYMBOL(mk_phase_cycles)) != hipSuccess)
         return false;
     const unsigned v = on ? 1u : 0u;
     return hipMemset(item_ns, 0, sizeof mk_item_ns) == hipSuccess && hipMemset(item_n, 0, sizeof mk_item_n) == hipSuccess &&
+           hipMemset(cycles, 0, sizeof mk_phase_cycles) == hipSuccess &&
            hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
            hipMemset(marks, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
            hipMemcpy(flag, &v, sizeof v, hipMemcpyHostToDevice) == hipSuccess;
 }
 
 void mk_phases_read(std::vector<std::string>& rows, int grid) {
-    void *ns = nullptr, *marks = nullptr;
-    unsigned long long t[kMkPhases] = {}, m[kMkPhases] = {};
+    void *ns = nullptr, *marks = nullptr, *cycles = nullptr;
+    unsigned long long t[kMkPhases] = {}, m[kMkPhases] = {}, cy[kMkPhases] = {};
     if (hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_phase_ns)) != hipSuccess ||
         hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_phase_marks)) != hipSuccess ||
+        hipGetSymbolAddress(&cycles, HIP_SYMBOL(mk_phase_cycles)) != hipSuccess ||
         hipMemcpy(t, ns, sizeof t, hipMemcpyDeviceToHost) != hipSuccess ||
-        hipMemcpy(m, marks, sizeof m, hipMemcpyDeviceToHost) != hipSuccess)
+        hipMemcpy(m, marks, sizeof m, hipMemcpyDeviceToHost) != hipSuccess ||
+        hipMemcpy(cy, cycles, sizeof cy, hipMemcpyDeviceToHost) != hipSuccess)
         return;
     for (int p = 0; p < kMkPhases; ++p) {
         if (m[p] == 0) continue;
-        char row[200];
-        std::snprintf(row, sizeof row, "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)",
-                      kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p]);
+        char row[240];
+        // cycles a mark, and cycles over nanoseconds: the clock rate the phase ran at
+        std::snprintf(row, sizeof row,
+                      "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)  %9.0f cycles  %5.2f GHz",
+                      kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p],
+                      double(cy[p]) / double(m[p]), t[p] ? double(cy[p]) / double(t[p]) : 0.0);
         rows.push_back(row);
     }
     static unsigned long long ins[kMkItemCopies][kMkItemOps][2], inn[kMkItemCopies][kMkItemOps][2];

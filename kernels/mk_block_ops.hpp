@@ -76,6 +76,7 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     const int tid = static_cast<int>(threadIdx.x);
     const bool staged = n <= kMkSmemFloats - 1;
     float* xs = staged ? smem : const_cast<float*>(x);
+    PhaseClock clk;
     // Each round's weights are loaded a round ahead, the first with x (they do not wait for the
     // scale): a row of up to 2048 elements takes one memory round trip before its sum, not two.
     constexpr int kU = 8;
@@ -90,11 +91,14 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     load_w(tid);
     if (staged) block_stage(xs, x, n * 4);
     __syncthreads();
+    if (clk.on && wn[0] == -7.0f && tid == 999) y[0] = 0.0f;  // never: the weights land before the mark
+    clk.mark(kPhRmsIn);
     if (tid < 32) {
         const float ss = mkm::warp_dot_lanes(xs, xs, n, tid);
         if (tid == 0) smem[kMkSmemFloats - 1] = num::rms_scale(ss, static_cast<int>(n), P.d.rms_eps);
     }
     __syncthreads();
+    clk.mark(kPhRmsSum);
     const float scale = smem[kMkSmemFloats - 1];
     for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
         float w[kU], xv[kU];
@@ -114,9 +118,11 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
             if (staged) xs[i] = v;  // this thread's own element
         }
     }
+    clk.mark(kPhRmsWrite);
     if (s.quantize_out) {
         __syncthreads();
         mkb::block_quantize(staged ? xs : y, n, P.xq + item * (n / 32));
+        clk.mark(kPhRmsQuant);
     }
 }
 

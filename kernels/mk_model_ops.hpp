@@ -9,6 +9,7 @@
 #include "arbor_hip.hpp"
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
+#include "mk_phase.hpp"
 #include "model/numerics.hpp"
 
 namespace arbor::gpu {
@@ -300,6 +301,7 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
 // order; each top-k round takes the largest remaining probability, ties to the lower expert
 // id, exactly as the sequential scan does; the renormalising sum runs in slot order.
 __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) {
+    WarpPhaseClock clk(lane);
     const MkDims& d = P.d;
     const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);
     const float* l = P.router + t * d.n_expert;
@@ -316,6 +318,7 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
         const float x = __shfl_xor(m, o);
         if (x > m) m = x;
     }
+    clk.mark(kPhSelIn);
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
         if (lane + 32 * k < E) v[k] = num::exp_f(num::sub_rn(v[k], m));
@@ -335,6 +338,7 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
         if (lane + 32 * k < E) v[k] = num::div_rn(v[k], sum);
+    clk.mark(kPhSelSoftmax);
     unsigned taken = 0;  // bit k: expert lane + 32k is chosen
     int* idx = P.route_idx + t * K;
     float* w = P.route_w + t * K;
@@ -363,6 +367,7 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
             idx[slot] = bi, w[slot] = bp;
         }
     }
+    clk.mark(kPhSelTopk);
     if (in_lanes) {
         if (d.norm_topk) {
             float tot = 0.0f;  // slot order
@@ -371,6 +376,7 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
             wk = num::div_rn(wk, tot);
         }
         if (lane < K) idx[lane] = ik, w[lane] = wk;
+        clk.mark(kPhSelWrite);
         return;
     }
     if (!d.norm_topk || lane != 0) return;
@@ -381,12 +387,17 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
 
 // Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    WarpPhaseClock clk(lane, (item & 15) == 0);
     const MkDims& d = P.d;
     const MkLayerW& L = P.layers[s.layer];
     const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
     const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
     const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
+    // With the clock on, a branch on the expert id and the row addresses makes their loads land
+    // before the mark (the dots wait for them anyway); the store never runs.
+    if (clk.on && (e == -7 || gr == nullptr || ur == nullptr) && lane == 99) P.he[0] = 0.0f;
+    clk.mark(kPhExpRoute);
     float g, u;
     if (L.gate_exps.type == L.up_exps.type) {
         warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
@@ -394,7 +405,9 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
         g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
         u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
     }
+    clk.mark(kPhExpDots);
     if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
+    clk.mark(kPhExpStore);
 }
 
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot

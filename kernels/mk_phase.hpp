@@ -21,17 +21,31 @@ enum MkPhase : int {
     kPhAttnWrite,    // o, m, l (or the direct result and its Q8A blocks) out
     kPhTileStage,    // prefill tiles: weight rows and Q8A blocks into shared memory
     kPhTileDots,     // prefill tiles: the lane chains
+    kPhSelIn,        // router select: the logits in, their max
+    kPhSelSoftmax,   // exponentials, their sum in expert order, the division
+    kPhSelTopk,      // the K rounds of the largest remaining probability
+    kPhSelWrite,     // the renormalising sum, the slots out
+    kPhExpRoute,     // expert gated FFN (every 16th item): the descriptors and the expert id in
+    kPhExpDots,      // the gate and up row dots
+    kPhExpStore,     // silu(g) * u out
+    kPhRmsIn,        // RMSNorm (decode): x staged, the weights in
+    kPhRmsSum,       // the sum of squares (one warp) and the scale
+    kPhRmsWrite,     // the scaled row out
+    kPhRmsQuant,     // its Q8A blocks
     kMkPhases
 };
 
 inline const char* const kMkPhaseNames[kMkPhases] = {
     "attn chunk: q",     "attn chunk: K stage",  "attn chunk: scores",  "attn chunk: softmax",
     "attn chunk: V stage", "attn chunk: o",      "attn chunk: write",   "tile: stage",
-    "tile: dots"};
+    "tile: dots",          "select: logits in",  "select: softmax",     "select: top-k",
+    "select: write",       "expert ffn: route",  "expert ffn: dots",    "expert ffn: store",
+    "rms: x and w in",     "rms: sum, scale",    "rms: write",          "rms: q8a"};
 
 __device__ unsigned mk_phase_on;
 __device__ unsigned long long mk_phase_ns[kMkPhases];
 __device__ unsigned long long mk_phase_marks[kMkPhases];
+__device__ unsigned long long mk_phase_cycles[kMkPhases];
 
 // Item clocks, on with the phase clocks: each work item's wall time by op, the first item a warp
 // (a workgroup, for workgroup ops) runs in a stage apart from its later ones. A first item pays
@@ -58,13 +72,14 @@ __device__ inline void mk_item_time(int op, bool later, unsigned long long t0) {
 // Workgroup-uniform: every thread of the item creates one and marks the same phases.
 struct PhaseClock {
     bool on;
-    unsigned long long t;
+    unsigned long long t, c;
     // The flag is set by the host between launches, so within a pass a plain (cached) read is
     // exact; items on the hot path pay one L1 hit, not a trip to L2.
-    __device__ PhaseClock() : on(mk_phase_on != 0), t(0) {
+    __device__ PhaseClock() : on(mk_phase_on != 0), t(0), c(0) {
         if (on) {
             __syncthreads();
             t = arbor_wall_ns();
+            c = arbor_cycles();
         }
     }
     // The time since the previous mark (or the start) goes to phase p.
@@ -72,10 +87,39 @@ struct PhaseClock {
         if (!on) return;
         __syncthreads();
         if (threadIdx.x == 0) {
-            const unsigned long long now = arbor_wall_ns();
+            const unsigned long long now = arbor_wall_ns(), cyc = arbor_cycles();
             atomicAdd(&mk_phase_ns[p], now - t);
+            atomicAdd(&mk_phase_cycles[p], cyc - c);
             atomicAdd(&mk_phase_marks[p], 1ull);
             t = now;
+            c = cyc;
+        }
+    }
+};
+
+// The same for a warp item (every lane creates one and marks the same phases; lane 0 keeps the
+// time). `sample` false leaves it off, for stages of many items that clock only some.
+struct WarpPhaseClock {
+    bool on;
+    int lane;
+    unsigned long long t, c;
+    __device__ WarpPhaseClock(int lane_, bool sample = true) : on(sample && mk_phase_on != 0), lane(lane_), t(0), c(0) {
+        if (on) {
+            arbor_syncwarp();
+            t = arbor_wall_ns();
+            c = arbor_cycles();
+        }
+    }
+    __device__ void mark(int p) {
+        if (!on) return;
+        arbor_syncwarp();
+        if (lane == 0) {
+            const unsigned long long now = arbor_wall_ns(), cyc = arbor_cycles();
+            atomicAdd(&mk_phase_ns[p], now - t);
+            atomicAdd(&mk_phase_cycles[p], cyc - c);
+            atomicAdd(&mk_phase_marks[p], 1ull);
+            t = now;
+            c = cyc;
         }
     }
 };
