@@ -76,7 +76,7 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     const int tid = static_cast<int>(threadIdx.x);
     const bool staged = n <= kMkSmemFloats - 1;
     float* xs = staged ? smem : const_cast<float*>(x);
-    PhaseClock clk;
+    PhaseClock clk(ARBOR_MK_SUBPHASES != 0);
     // Each round's weights are loaded a round ahead, the first with x (they do not wait for the
     // scale): a row of up to 2048 elements takes one memory round trip before its sum, not two.
     constexpr int kU = 8;

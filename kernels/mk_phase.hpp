@@ -69,13 +69,20 @@ __device__ inline void mk_item_time(int op, bool later, unsigned long long t0) {
     atomicAdd(&mk_item_n[c][op][k], 1ull);
 }
 
+// The sub-phase clocks (CMake ARBOR_GPU_SUBPHASES=ON): the marks inside the router select, the
+// expert FFN and the RMSNorm items. Off by default, so those items carry no clock code at all.
+#ifndef ARBOR_MK_SUBPHASES
+#define ARBOR_MK_SUBPHASES 0
+#endif
+
 // Workgroup-uniform: every thread of the item creates one and marks the same phases.
 struct PhaseClock {
     bool on;
     unsigned long long t, c;
     // The flag is set by the host between launches, so within a pass a plain (cached) read is
     // exact; items on the hot path pay one L1 hit, not a trip to L2.
-    __device__ PhaseClock() : on(mk_phase_on != 0), t(0), c(0) {
+    // `enabled` false (a sub-phase clock without ARBOR_MK_SUBPHASES) leaves it off for good.
+    __device__ explicit PhaseClock(bool enabled = true) : on(enabled && mk_phase_on != 0), t(0), c(0) {
         if (on) {
             __syncthreads();
             t = arbor_wall_ns();
@@ -97,13 +104,15 @@ struct PhaseClock {
     }
 };
 
-// The same for a warp item (every lane creates one and marks the same phases; lane 0 keeps the
-// time). `sample` false leaves it off, for stages of many items that clock only some.
+// The same for a warp item's sub-phases (every lane creates one and marks the same phases; lane
+// 0 keeps the time); only with ARBOR_MK_SUBPHASES. `sample` false leaves it off, for stages of
+// many items that clock only some.
 struct WarpPhaseClock {
     bool on;
     int lane;
     unsigned long long t, c;
-    __device__ WarpPhaseClock(int lane_, bool sample = true) : on(sample && mk_phase_on != 0), lane(lane_), t(0), c(0) {
+    __device__ WarpPhaseClock(int lane_, bool sample = true)
+        : on(ARBOR_MK_SUBPHASES && sample && mk_phase_on != 0), lane(lane_), t(0), c(0) {
         if (on) {
             arbor_syncwarp();
             t = arbor_wall_ns();

@@ -31,8 +31,10 @@ t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 [ -d "$MODELS" ] || { echo "error: no model folder $MODELS (see scripts/device-exactness.sh)"; exit 2; }
 if [ "$PART" != run ]; then
+# ARBOR_CHECK_SUBPHASES=1 builds the sub-phase clocks in (their phase rows in the profiles).
+SUBPHASES=$([ "${ARBOR_CHECK_SUBPHASES:-0}" = 1 ] && echo ON || echo OFF)
 cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
-    -DCMAKE_BUILD_TYPE=Release >"$BUILD/check-configure.log" 2>&1 || { tail -30 "$BUILD/check-configure.log"; exit 2; }
+    -DARBOR_GPU_SUBPHASES=$SUBPHASES -DCMAKE_BUILD_TYPE=Release >"$BUILD/check-configure.log" 2>&1 || { tail -30 "$BUILD/check-configure.log"; exit 2; }
 ninja -C "$BUILD" arbor-cli gpu_logits_exact gpu_megakernel_hang gpu_megakernel_exact >"$BUILD/check-build.log" 2>&1 ||
     { grep -E "error" -A3 "$BUILD/check-build.log" | head -60; exit 2; }
 echo "build: $(el) s"
