@@ -237,11 +237,13 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
     for (int p = 0; p < kMkPhases; ++p) {
         if (m[p] == 0) continue;
         char row[240];
-        // cycles a mark, and cycles over nanoseconds: the clock rate the phase ran at
-        std::snprintf(row, sizeof row,
-                      "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)  %9.0f cycles  %5.2f GHz",
-                      kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p],
-                      double(cy[p]) / double(m[p]), t[p] ? double(cy[p]) / double(t[p]) : 0.0);
+        int len = std::snprintf(row, sizeof row, "phase %-28s total %10.1f us  per workgroup %9.2f us  per mark %8.3f us (%llu)",
+                                kMkPhaseNames[p], t[p] / 1e3, t[p] / 1e3 / grid, t[p] / 1e3 / double(m[p]), m[p]);
+        // Cycles a mark, and cycles over nanoseconds (the clock rate the phase ran at): counted
+        // in -DARBOR_GPU_SUBPHASES=ON builds only.
+        if (cy[p] > 0 && t[p] > 0 && len > 0 && len < int(sizeof row))
+            std::snprintf(row + len, sizeof row - size_t(len), "  %9.0f cycles  %5.2f GHz", double(cy[p]) / double(m[p]),
+                          double(cy[p]) / double(t[p]));
         rows.push_back(row);
     }
     static unsigned long long ins[kMkItemCopies][kMkItemOps][2], inn[kMkItemCopies][kMkItemOps][2];

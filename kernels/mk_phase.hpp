@@ -82,11 +82,13 @@ struct PhaseClock {
     // The flag is set by the host between launches, so within a pass a plain (cached) read is
     // exact; items on the hot path pay one L1 hit, not a trip to L2.
     // `enabled` false (a sub-phase clock without ARBOR_MK_SUBPHASES) leaves it off for good.
+    // The cycles too only in sub-phase builds: elsewhere the attention items' registers stay as
+    // they were.
     __device__ explicit PhaseClock(bool enabled = true) : on(enabled && mk_phase_on != 0), t(0), c(0) {
         if (on) {
             __syncthreads();
             t = arbor_wall_ns();
-            c = arbor_cycles();
+            if (ARBOR_MK_SUBPHASES) c = arbor_cycles();
         }
     }
     // The time since the previous mark (or the start) goes to phase p.
@@ -94,12 +96,15 @@ struct PhaseClock {
         if (!on) return;
         __syncthreads();
         if (threadIdx.x == 0) {
-            const unsigned long long now = arbor_wall_ns(), cyc = arbor_cycles();
+            const unsigned long long now = arbor_wall_ns();
             atomicAdd(&mk_phase_ns[p], now - t);
-            atomicAdd(&mk_phase_cycles[p], cyc - c);
             atomicAdd(&mk_phase_marks[p], 1ull);
             t = now;
-            c = cyc;
+            if (ARBOR_MK_SUBPHASES) {
+                const unsigned long long cyc = arbor_cycles();
+                atomicAdd(&mk_phase_cycles[p], cyc - c);
+                c = cyc;
+            }
         }
     }
 };
