@@ -28,7 +28,7 @@ namespace mkb {
 // The n / 32 Q8A blocks of y (n a multiple of 32), spread over the workgroup's warps. Call
 // after the writes of y are visible to the block (__syncthreads). Not inlined, so the eight
 // blocks' registers do not add to its callers'.
-__device__ __noinline__ void block_quantize(const float* y, long long n, quant::BlockQ8A* q) {
+__device__ __noinline__ inline void block_quantize(const float* y, long long n, quant::BlockQ8A* q) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
     // Warp w takes blocks w, w + 8, ..., up to kB of them at a time, interleaved (a 2048-wide
     // row: all 8 of a warp's blocks in one pass).

@@ -1,5 +1,6 @@
-// Device work items of the model stages (mk_model.hpp's ops) that one warp runs; the
-// workgroup-wide ones (RMSNorm, attention) are in mk_block_ops.hpp. Every output
+// Device work items of the model stages (mk_model.hpp's ops) that one warp runs (the router
+// select: warp 0 of a workgroup item); the workgroup-wide ones (RMSNorm, attention) are in
+// mk_block_ops.hpp. Every output
 // element goes through the element and combine functions of numerics.hpp and quant_blocks.hpp
 // in the CPU's order (engine/src/model/cpu_stage_*.cpp), so it has the CPU's bits. Sequential
 // reductions of the contract (softmax sums) run in lane 0; lane-parallel parts are those whose
@@ -330,10 +331,10 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
 // sign cannot change exp_f(l - m)); the sum of the exponentials runs in lane 0 in expert
 // order; each top-k round takes the largest remaining probability, ties to the lower expert
 // id, exactly as the sequential scan does; the renormalising sum runs in slot order.
-// Run by warp 0 of a workgroup item (mk_router_select_block): ex is E floats of its shared
-// memory, 16-byte aligned, for the exponentials of lane 0's sum. Not inlined: its registers are
-// allocated on their own, and the megakernel entry's stay as they were.
-__device__ __noinline__ void mk_router_select(const MkPass& P, long long t, int lane, float* ex) {
+// Run by warp 0 of a workgroup item (megakernel.hip's mk_workgroup_item): ex is E floats of its
+// shared memory, 16-byte aligned, for the exponentials of lane 0's sum. Not inlined: its
+// registers are allocated on their own, and the megakernel entry's stay as they were.
+__device__ __noinline__ inline void mk_router_select(const MkPass& P, long long t, int lane, float* ex) {
     WarpPhaseClock clk(lane);
     const MkDims& d = P.d;
     const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);
