@@ -105,6 +105,8 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                 if (timed && threadIdx.x == 0) mk_item_time(st.op, item != first, t0);
             }
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
+            // (The same loop as mk_flashnext_stage's: written out here, since a shared template
+            // taking the item as a lambda was compiled as a function of its own, with spills.)
             const bool timed = mk_phase_on != 0;
             for (long long item = gwarp; item < st.items; item += warps) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
@@ -172,7 +174,6 @@ bool mk_set_ab_switches(unsigned bits) {
 // The item clock rows' names (mk_model.hpp, mk_flashnext.hpp).
 static const char* mk_op_name(int op) {
     switch (op) {
-    case kOpDotRows: return "dot_rows";
     case kOpEmbed: return "embed";
     case kOpRopeTable: return "rope_table";
     case kOpRmsNorm: return "rms_norm";

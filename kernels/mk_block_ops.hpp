@@ -99,7 +99,10 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     load_w(tid);
     if (staged) block_stage(xs, x, n * 4);
     __syncthreads();
-    if (clk.on && wn[0] == -7.0f && tid == 999) y[0] = 0.0f;  // never: the weights land before the mark
+    if (clk.on) {  // a volatile store of a weight: the weights' loads land before the mark
+        volatile float sink = wn[0];
+        (void)sink;
+    }
     clk.mark(kPhRmsIn);
     if (tid < 32) {
         const float ss = mkm::warp_dot_lanes(xs, xs, n, tid);

@@ -1,10 +1,12 @@
-// Phase clocks inside workgroup items, for `bench --profile`: where an item's time goes
-// (staging, dot products, softmax, ...), summed over every workgroup into one counter per phase.
-// Off unless the profiler turns them on for a pass (one global flag the items read once); on,
-// each mark is a workgroup barrier plus one wall-clock read and one atomic add by thread 0, so
-// profiled passes run slightly slower and only the shares are meaningful. The counters are
-// __device__ globals of the including module, so only megakernel.hip's translation unit may
-// include this header (it does, also through mk_block_ops.hpp and mk_tile_ops.hpp).
+// Phase clocks inside work items, for `bench --profile`: where an item's time goes (staging,
+// dot products, softmax, ...), summed over every item into one counter per phase, and the item
+// clocks (each op's items' wall time). Off unless the profiler turns them on for a pass (one
+// global flag the items read once); on, each workgroup mark is a workgroup barrier plus a clock
+// read and atomic adds by thread 0 (a warp mark: a warp sync and lane 0's), so profiled passes
+// run slightly slower and only the shares are meaningful. The counters are __device__ globals of
+// the including module, so only megakernel.hip's translation unit may include this header (it
+// does, also through mk_block_ops.hpp, mk_tile_ops.hpp, mk_model_ops.hpp and
+// mk_flashnext_ops.hpp).
 #pragma once
 
 #include "arbor_hip.hpp"
@@ -55,9 +57,8 @@ __device__ unsigned long long mk_phase_cycles[kMkPhases];
 // the stage's cold costs (fetching its code, loading the descriptors), a later one runs warm.
 // (For the single-item stages of a decode step, ARBOR_GPU_PROBE_REPEAT=1 repeats the RMSNorm and
 // router select stages, both idempotent, as stages of their own: the profile's stage rows then
-// show each cold, then warm.) The
-// sums are spread over kMkItemCopies copies (by workgroup) so the atomics do not queue on one
-// address; the host adds them up.
+// show each cold, then warm.) The sums are spread over kMkItemCopies copies (by workgroup) so the
+// atomics do not queue on one address; the host adds them up.
 constexpr int kMkItemOps = 64;
 constexpr int kMkItemCopies = 8;
 __device__ unsigned long long mk_item_ns[kMkItemCopies][kMkItemOps][2];

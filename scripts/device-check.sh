@@ -1,26 +1,32 @@
 #!/bin/bash
-# Verify and measure a GPU change on the device machine in one call (about 450 s on a fresh
-# machine, 270 s of it the build):
+# Verify and measure a GPU change on the device machine (about 460 s on a fresh machine, 350-550
+# s of it the build):
 #   1. builds arbor-cli and the GPU test programs with CUDA;
 #   2. where cuobjdump exists, counts local-memory loads and stores (LDL/STL) per kernel function
-#      of the megakernel, the spills that matter in hot loops;
+#      of the megakernel, the spills that matter in hot loops, and its SASS instructions;
 #   3. runs gpu_megakernel_exact (row dots of every tensor of the carried models),
 #      gpu_megakernel_hang and gpu_logits_exact --a gpu --b cpu (the full suite);
-#   4. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
+#   4. runs the exactness suite with each A/B switch (ARBOR_GPU_PACKED=0, ARBOR_GPU_HEAD_SPLIT=0:
+#      --quick) and with the profiling probe ARBOR_GPU_PROBE_REPEAT=1 (the full suite: its
+#      repeated router select needs the MoE models);
+#   5. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
 #      flashnext 30b-a3b shapes (zero-data synth), the q4b appends also with ARBOR_GPU_TILES=0,
-#      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows and
-#      each stage's slowest workgroup summed over the layers (scripts/profile-sum.awk);
-#   5. flashnext decode@4096 (sparse selection), timed and profiled.
-# Results go to $OUT (or /tmp/check-out). The models folder is the one of device-exactness.sh:
-#   run(command="bash scripts/device-check.sh", carry=[".carry/models"], timeout_s=600)
+#      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows,
+#      the item clocks and each stage's slowest workgroup summed over the layers
+#      (scripts/profile-sum.awk); the probe's profiles (each RMSNorm and router select stage
+#      cold, then warm);
+#   6. flashnext decode@4096 (sparse selection), timed and profiled.
+# Results go to $OUT (or /tmp/check-out). The models folder is the one of device-exactness.sh.
 # Compare with the last recorded numbers in docs/BENCHMARKS.md.
-# A fresh build of the megakernel can take over 500 s on the device, so the check runs in two
+# A fresh build can take longer than the 600 s a device call may run, so the check runs in two
 # calls on one warm machine (the second within the machine's idle time of the first):
 #   run(command="ARBOR_CHECK_PART=build bash scripts/device-check.sh", carry=[".carry/models"])
 #   run(command="ARBOR_CHECK_PART=run bash scripts/device-check.sh", carry=[".carry/models"])
 # "build" configures, builds, counts the code and runs the exactness suites; "run" reuses that
 # build (without running ninja, which the fresh copy's timestamps would send into a rebuild) for
 # the switches' exactness, the timings and the profiles. Without ARBOR_CHECK_PART it does both in one call.
+# Options: ARBOR_CHECK_SHORT=1 (run part: without the tiles-off rows and flashnext decode@4096);
+# ARBOR_CHECK_SUBPHASES=1 (build part: the sub-phase clocks compiled in, -DARBOR_GPU_SUBPHASES=ON).
 set -u
 PART=${ARBOR_CHECK_PART:-all}
 BUILD=${ARBOR_EXACT_BUILD:-/tmp/b}
@@ -30,6 +36,15 @@ mkdir -p "$BUILD" "$OUTDIR" /tmp/arbor-shapes
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 [ -d "$MODELS" ] || { echo "error: no model folder $MODELS (see scripts/device-exactness.sh)"; exit 2; }
+CLI="$BUILD/engine/arbor-cli"
+# The zero-data synthetic shapes the benches run, each made once per machine.
+make_shapes() {
+    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+        set -- $m; local n=$1; shift
+        [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
+            echo "error: synth $n failed"
+    done
+}
 if [ "$PART" != run ]; then
 # ARBOR_CHECK_SUBPHASES=1 builds the sub-phase clocks in (their phase rows in the profiles).
 SUBPHASES=$([ "${ARBOR_CHECK_SUBPHASES:-0}" = 1 ] && echo ON || echo OFF)
@@ -38,7 +53,6 @@ cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_
 ninja -C "$BUILD" arbor-cli gpu_logits_exact gpu_megakernel_hang gpu_megakernel_exact >"$BUILD/check-build.log" 2>&1 ||
     { grep -E "error" -A3 "$BUILD/check-build.log" | head -60; exit 2; }
 echo "build: $(el) s"
-CLI="$BUILD/engine/arbor-cli"
 obj=$(find "$BUILD" -name 'megakernel.hip.o' | head -1)
 if command -v cuobjdump >/dev/null && [ -n "$obj" ]; then
     echo "local-memory instructions (LDL/STL) per function:"
@@ -49,10 +63,7 @@ if command -v cuobjdump >/dev/null && [ -n "$obj" ]; then
     cuobjdump -sass "$obj" 2>/dev/null | awk '/Function :/{f=$3} /\/\*[0-9a-f]+\*\//{c[f]++; n++} END{for(k in c) print "  " c[k], k; print "  " n, "(all)"}' |
         sort -rn | head -10
 fi
-( for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
-    set -- $m; n=$1; shift
-    [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null 2>&1
-  done ) &
+make_shapes &
 synth=$!
 ARBOR_GPU_MODELS="$MODELS" timeout 120 "$BUILD/tests/gpu/gpu_megakernel_exact" >"$OUTDIR/row-dots.log" 2>&1
 echo "gpu_megakernel_exact rc $?: $(tail -1 "$OUTDIR/row-dots.log")"
@@ -64,17 +75,15 @@ echo "exactness done: $(el) s"
 wait $synth
 fi
 [ "$PART" = build ] && { echo "total: $(el) s"; exit 0; }
-CLI="$BUILD/engine/arbor-cli"
-for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
-    set -- $m; n=$1; shift
-    [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null 2>&1
-done
-# The A/B switch's exactness (its timings are recorded in docs/BENCHMARKS.md; time it again with
-# ARBOR_CHECK_AB=1), and the profiling probe's (it repeats idempotent stages only).
-echo "== packed terms off, head split off, probe repeat: exactness"
+[ -x "$CLI" ] || { echo "error: no build at $BUILD (run ARBOR_CHECK_PART=build first, on this warm machine)"; exit 2; }
+[ "$PART" = run ] && make_shapes
+# The A/B switches' exactness (their timings are recorded in docs/BENCHMARKS.md; time them again
+# with ARBOR_CHECK_AB=1), and the profiling probe's over the full suite (its repeated router
+# select runs only in the MoE models; it repeats idempotent stages only).
+echo "== packed terms off, head split off (quick); probe repeat (full suite): exactness"
 ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
 ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
-ARBOR_GPU_PROBE_REPEAT=1 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+ARBOR_GPU_PROBE_REPEAT=1 timeout 150 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" 2>&1 | tail -1
 B() { m=$1; shift; timeout 60 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu "$@" 2>&1 | grep -E "^(decode|read|prefill|error)"; }
 echo "== q4b"; B q4b --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/q4b.json"
 # ARBOR_CHECK_SHORT=1 leaves out the tiles-off rows and flashnext decode@4096 (about 40 s), for a

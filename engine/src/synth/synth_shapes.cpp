@@ -20,7 +20,7 @@ std::vector<SynthShape> synth_shapes(const std::string& arch) {
         dense({"qwen3-4b", 2560, 36, 32, 8, 128, 9728, 151936, 40960, 0, 0, 0, true, 1e6f, 1e-6f});
     } else if (arch == "qwen3moe") {
         dense({"tiny", 256, 2, 4, 2, 64, 512, 1024, 4096, 8, 2, 256, false, 1e6f, 1e-6f});
-        // tiny with three experts a token: an odd slot count (the GPU's slot pairs end with a lone slot).
+        // tiny with three experts a token: an odd slot count, for every per-slot loop's tail.
         dense({"tiny-k3", 256, 2, 4, 2, 64, 512, 1024, 4096, 8, 3, 256, false, 1e6f, 1e-6f});
         dense({"qwen3moe-30b-a3b", 2048, 48, 32, 4, 128, 6144, 151936, 40960, 128, 8, 768, false, 1e6f, 1e-6f});
     } else if (arch == "flashnext") {
