@@ -37,11 +37,14 @@ using gpu::MkStage;
 using gpu::MkW;
 using quant::BlockQ8A;
 
-// An A/B switch: NAME=0 in the environment turns a lever off (each caller reads it once per process).
-bool env_off(const char* name) {
+// Whether NAME=value is in the environment (each caller reads it once per process).
+bool env_is(const char* name, const char* value) {
     const char* v = std::getenv(name);
-    return v && std::strcmp(v, "0") == 0;
+    return v && std::strcmp(v, value) == 0;
 }
+
+// An A/B switch: NAME=0 in the environment turns a lever off.
+bool env_off(const char* name) { return env_is(name, "0"); }
 
 // Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 turns the
 // tiles off (the per-token row dots then run every pass).
@@ -493,10 +496,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             // A profiling probe (ARBOR_GPU_PROBE_REPEAT=1): the RMSNorm and router select stages,
             // both idempotent, run again as stages of their own, so the profile shows each stage
             // cold (its code and data fetched) and then warm. It adds levels; bits are unchanged.
-            static const bool probe_repeat = [] {
-                const char* v = std::getenv("ARBOR_GPU_PROBE_REPEAT");
-                return v && std::strcmp(v, "1") == 0;
-            }();
+            static const bool probe_repeat = env_is("ARBOR_GPU_PROBE_REPEAT", "1");
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
