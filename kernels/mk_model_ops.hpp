@@ -42,8 +42,8 @@ __device__ inline float warp_dot_lanes(const float* a, const float* b, long long
 // Q8A blocks b0, b0 + step, ..., the first cnt (<= B) of them, of the row y, lane-parallel:
 // lane i holds element i of each block. amax is exact in any order (NaN never compares greater,
 // as in q8a_quantize32), each q is the same element formula, and the integer sum is exact. The B
-// blocks' loads, amax trees, divisions and sum trees are interleaved, so they are in flight
-// together instead of one block's chain after another's.
+// blocks' loads, amax trees, divisions and sum trees are interleaved (B > 1 is not used: see
+// block_quantize).
 template <int B>
 __device__ inline void warp_quantize_blocks(const float* y, long long b0, long long step, int cnt, BlockQ8A* q, int lane) {
     float x[B], amax[B];
@@ -92,13 +92,10 @@ __device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane
     warp_quantize_blocks<1>(x, 0, 1, 1, q, lane);
 }
 
-// Q8A blocks of y[0..n) (n a multiple of 32) into q, eight at a time interleaved
-// (warp_quantize_blocks), each lane-parallel. Call after a syncwarp.
+// Q8A blocks of y[0..n) (n a multiple of 32) into q, one block after another, each
+// lane-parallel (interleaving them measured slower: block_quantize). Call after a syncwarp.
 __device__ inline void warp_quantize(const float* y, long long n, BlockQ8A* q, int lane) {
-    constexpr int kB = 8;
-    const long long nb = n / 32;
-    for (long long b0 = 0; b0 < nb; b0 += kB)
-        warp_quantize_blocks<kB>(y, b0, 1, static_cast<int>(nb - b0 < kB ? nb - b0 : kB), q, lane);
+    for (long long b = 0; b < n / 32; ++b) warp_quantize_block(y + 32 * b, q + b, lane);
 }
 
 template <class Fmt>

@@ -68,4 +68,4 @@ echo "-- medians of the three rounds' p50"
 awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' \
     "$OUTDIR/ab.txt" | sort
 echo "a/b: $(el) s"
-[ "${ARBOR_AB_PROFILE:-1}" = 1 ] && ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh
+if [ "${ARBOR_AB_PROFILE:-1}" = 1 ]; then ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh; fi
