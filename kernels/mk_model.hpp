@@ -125,7 +125,7 @@ enum MkModelOp : int {
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
-    kOpRouterSelect = 21,   // softmax, top-k, weights                           items: T
+    kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles

@@ -1,5 +1,6 @@
-// Device work items of the model stages (mk_model.hpp's ops) that one warp runs; the
-// workgroup-wide ones (RMSNorm, attention) are in mk_block_ops.hpp. Every output
+// Device work items of the model stages (mk_model.hpp's ops) that one warp runs (the router
+// select: warp 0 of a workgroup item); the workgroup-wide ones (RMSNorm, attention) are in
+// mk_block_ops.hpp. Every output
 // element goes through the element and combine functions of numerics.hpp and quant_blocks.hpp
 // in the CPU's order (engine/src/model/cpu_stage_*.cpp), so it has the CPU's bits. Sequential
 // reductions of the contract (softmax sums) run in lane 0; lane-parallel parts are those whose
@@ -38,34 +39,61 @@ __device__ inline float warp_dot_lanes(const float* a, const float* b, long long
     return bcast(warp_combine(acc));
 }
 
-// Q8A block b of a row, lane-parallel: lane i holds element i. amax is exact in any order
-// (NaN never compares greater, as in q8a_quantize32), each q is the same element formula, and
-// the integer sum is exact.
-__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) {
-    const float xi = x[lane];
-    float amax = fabsf(xi);
-    if (!(amax == amax)) amax = 0.0f;
+// Q8A blocks b0, b0 + step, ..., the first cnt (<= B) of them, of the row y, lane-parallel:
+// lane i holds element i of each block. amax is exact in any order (NaN never compares greater,
+// as in q8a_quantize32), each q is the same element formula, and the integer sum is exact. The B
+// blocks' loads, amax trees, divisions and sum trees are interleaved (B > 1 is not used: see
+// block_quantize).
+template <int B>
+__device__ inline void warp_quantize_blocks(const float* y, long long b0, long long step, int cnt, BlockQ8A* q, int lane) {
+    float x[B], amax[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+        x[i] = i < cnt ? y[32 * (b0 + i * step) + lane] : 0.0f;
+        amax[i] = fabsf(x[i]);
+        if (!(amax[i] == amax[i])) amax[i] = 0.0f;
+    }
     for (int o = 16; o >= 1; o >>= 1) {
-        const float y = __shfl_xor(amax, o);
-        if (y > amax) amax = y;
+#pragma unroll
+        for (int i = 0; i < B; ++i) {
+            const float u = __shfl_xor(amax[i], o);
+            if (u > amax[i]) amax[i] = u;
+        }
     }
-    const float d = qb::div_rn(amax, 127.0f);
-    int v = 0;
-    if (d != 0.0f) {
-        const float r = rintf(qb::div_rn(xi, d));
-        v = r != r ? 0 : r > 127.0f ? 127 : r < -127.0f ? -127 : static_cast<int>(r);
+    float d[B];
+    int s[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+        d[i] = qb::div_rn(amax[i], 127.0f);
+        int v = 0;
+        if (d[i] != 0.0f) {
+            const float r = rintf(qb::div_rn(x[i], d[i]));
+            v = r != r ? 0 : r > 127.0f ? 127 : r < -127.0f ? -127 : static_cast<int>(r);
+        }
+        if (i < cnt) q[b0 + i * step].q[lane] = static_cast<int8_t>(v);
+        s[i] = v;
     }
-    q->q[lane] = static_cast<int8_t>(v);
-    int s = v;
-    for (int o = 16; o >= 1; o >>= 1) s += __shfl_xor(s, o);
+    for (int o = 16; o >= 1; o >>= 1) {
+#pragma unroll
+        for (int i = 0; i < B; ++i) s[i] += __shfl_xor(s[i], o);
+    }
     if (lane == 0) {
-        q->d = d;
-        q->sum = s;
+#pragma unroll
+        for (int i = 0; i < B; ++i) {
+            if (i >= cnt) break;
+            q[b0 + i * step].d = d[i];
+            q[b0 + i * step].sum = s[i];
+        }
     }
 }
 
+// One Q8A block of x into *q (warp_quantize_blocks of one block).
+__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) {
+    warp_quantize_blocks<1>(x, 0, 1, 1, q, lane);
+}
+
 // Q8A blocks of y[0..n) (n a multiple of 32) into q, one block after another, each
-// lane-parallel. Call after a syncwarp.
+// lane-parallel (interleaving them measured slower: block_quantize). Call after a syncwarp.
 __device__ inline void warp_quantize(const float* y, long long n, BlockQ8A* q, int lane) {
     for (long long b = 0; b < n / 32; ++b) warp_quantize_block(y + 32 * b, q + b, lane);
 }
@@ -300,7 +328,10 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
 // sign cannot change exp_f(l - m)); the sum of the exponentials runs in lane 0 in expert
 // order; each top-k round takes the largest remaining probability, ties to the lower expert
 // id, exactly as the sequential scan does; the renormalising sum runs in slot order.
-__device__ inline void mk_router_select(const MkPass& P, long long t, int lane) {
+// Run by warp 0 of a workgroup item (megakernel.hip's mk_workgroup_item): ex is E floats of its
+// shared memory, 16-byte aligned, for the exponentials of lane 0's sum. Not inlined: its
+// registers are allocated on their own, and the megakernel entry's stay as they were.
+__device__ __noinline__ inline void mk_router_select(const MkPass& P, long long t, int lane, float* ex) {
     WarpPhaseClock clk(lane);
     const MkDims& d = P.d;
     const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);
@@ -322,17 +353,22 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
         if (lane + 32 * k < E) v[k] = num::exp_f(num::sub_rn(v[k], m));
-    // The sum in expert order: the shuffles do not depend on the sum, so unrolled they issue
-    // ahead of the add chain instead of one after another.
+    // The sum in expert order, by lane 0 from shared memory: 16-byte loads that issue ahead of
+    // the add chain (one shuffle an expert took about 80 cycles an add).
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+        if (lane + 32 * k < E) ex[lane + 32 * k] = v[k];
+    arbor_syncwarp();
     float sum = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-        if (32 * k >= E) break;
-#pragma unroll
-        for (int j = 0; j < 32; ++j) {
-            const float e = __shfl(v[k], j);
-            if (32 * k + j < E) sum = num::add_rn(sum, e);
+    if (lane == 0) {
+        const float4* e4 = reinterpret_cast<const float4*>(ex);
+        int i = 0;
+#pragma unroll 8
+        for (; i + 4 <= E; i += 4) {
+            const float4 q = e4[i / 4];
+            sum = num::add_rn(num::add_rn(num::add_rn(num::add_rn(sum, q.x), q.y), q.z), q.w);
         }
+        for (; i < E; ++i) sum = num::add_rn(sum, ex[i]);
     }
     sum = mkm::bcast(sum);
 #pragma unroll
@@ -355,10 +391,27 @@ __device__ inline void mk_router_select(const MkPass& P, long long t, int lane) 
             const int i = lane + 32 * k;
             if (i < E && !(taken & (1u << k)) && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
         }
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float op = __shfl_xor(bp, o);
-            const int oi = __shfl_xor(bi, o);
-            if (oi >= 0 && (bi < 0 || op > bp || (op == bp && oi < bi))) bp = op, bi = oi;
+        bool tree = true;
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        // The warp's best by two reductions: the probabilities are +0 or positive (exp_f >= +0
+        // over a positive sum), so their bits order as their values, and the tree's winner is
+        // the largest bits, then the lowest id holding them; a lane without a candidate offers
+        // bits 0 and no id. A NaN anywhere makes the comparisons order-dependent: the tree.
+        if (arbor_ballot(bp != bp) == 0u) {
+            tree = false;
+            const unsigned key = bi >= 0 ? __float_as_uint(bp) : 0u;
+            const unsigned top = __reduce_max_sync(0xffffffffu, key);
+            const unsigned id = __reduce_min_sync(0xffffffffu, bi >= 0 && key == top ? static_cast<unsigned>(bi) : 0xffffffffu);
+            bi = id == 0xffffffffu ? -1 : static_cast<int>(id);
+            bp = bi >= 0 ? __uint_as_float(top) : 0.0f;
+        }
+#endif
+        if (tree) {
+            for (int o = 16; o >= 1; o >>= 1) {
+                const float op = __shfl_xor(bp, o);
+                const int oi = __shfl_xor(bi, o);
+                if (oi >= 0 && (bi < 0 || op > bp || (op == bp && oi < bi))) bp = op, bi = oi;
+            }
         }
         if (bi >= 0 && bi % 32 == lane) taken |= 1u << (bi / 32);
         if (in_lanes) {
@@ -416,7 +469,7 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
 // order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
-                                         float* acc0, float* acc1) {
+                                         float* acc0, float* acc1, WarpPhaseClock& clk) {
     const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
     float a0 = 0.0f, a1 = 0.0f;
     for (long long k = 0; k < K; ++k) {
@@ -426,6 +479,7 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
         warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e), P.he + pair * nf, P.heq + pair * (nf / 32), nf,
                       lane, &y0, &y1);
         if (lane == 0) a0 = fmaf(P.route_w[pair], y0, a0), a1 = fmaf(P.route_w[pair], y1, a1);
+        clk.mark(kPhDownSlot);
     }
     *acc0 = a0;
     *acc1 = a1;
@@ -437,14 +491,16 @@ __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s
     const MkLayerW& L = P.layers[s.layer];
     const long long r = 2 * item;
     const bool two = r + 1 < d.n_embd;
+    WarpPhaseClock clk(lane, (item & 15) == 0);
     for (long long t = 0; t < P.n_tokens; ++t) {
         float acc0, acc1;
-        expert_down_slots(P, L.down_exps, t, r, two ? r + 1 : r, lane, &acc0, &acc1);
+        expert_down_slots(P, L.down_exps, t, r, two ? r + 1 : r, lane, &acc0, &acc1, clk);
         if (lane == 0) {
             float* x = P.x + t * d.n_embd + r;
             x[0] = num::add_rn(x[0], acc0);
             if (two) x[1] = num::add_rn(x[1], acc1);
         }
+        clk.mark(kPhDownAdd);
     }
 }
 
@@ -460,7 +516,6 @@ __device__ inline void mk_model_item(int op, const MkModelStage& s, long long it
     case kOpMatMulAdd: mk_matmul_add(P, s, item, lane); break;
     case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;
     case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
-    case kOpRouterSelect: mk_router_select(P, item, lane); break;
     case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
     case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
     default: break;

@@ -34,6 +34,8 @@ enum MkPhase : int {
     kPhRmsSum,       // the sum of squares (one warp) and the scale
     kPhRmsWrite,     // the scaled row out
     kPhRmsQuant,     // its Q8A blocks
+    kPhDownSlot,     // expert down (every 16th item): one slot's expert id and two row dots
+    kPhDownAdd,      // the residual add
     kMkPhases
 };
 
@@ -42,7 +44,8 @@ inline const char* const kMkPhaseNames[kMkPhases] = {
     "attn chunk: V stage", "attn chunk: o",      "attn chunk: write",   "tile: stage",
     "tile: dots",          "select: logits in",  "select: softmax",     "select: top-k",
     "select: write",       "expert ffn: route",  "expert ffn: dots",    "expert ffn: store",
-    "rms: x and w in",     "rms: sum, scale",    "rms: write",          "rms: q8a"};
+    "rms: x and w in",     "rms: sum, scale",    "rms: write",          "rms: q8a",
+    "expert down: a slot", "expert down: add"};
 
 __device__ unsigned mk_phase_on;
 __device__ unsigned long long mk_phase_ns[kMkPhases];

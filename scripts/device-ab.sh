@@ -1,0 +1,71 @@
+#!/bin/bash
+# A/B of this tree against baseline trees on the device machine, in one warm machine's two calls:
+#   run(command="ARBOR_AB_PART=build bash scripts/device-ab.sh", carry=[".carry/models", ".carry/src-base"])
+#   run(command="ARBOR_AB_PART=run bash scripts/device-ab.sh", carry=[".carry/models", ".carry/src-base"])
+# .carry/src-base is the baseline's source (git archive BASE | tar -x -C .carry/src-base);
+# ARBOR_AB_BASE may name several such folders (each also in carry).
+# "build" builds them all at once (the megakernel's translation unit takes one core for about
+# 300 s, so a few builds take about as long as one) and runs this tree's exactness suite
+# (device-check.sh's build part; ARBOR_AB_EXACT=0: the build only). "run" times decode@229 on
+# the three synth shapes, the baselines and this tree interleaved, three rounds of three reps
+# each, this tree also with each switch in ARBOR_AB_SWITCHES (default none); then, unless
+# ARBOR_AB_PROFILE=0, device-check.sh's short run part (the switches' exactness, this tree's
+# timings and profiles).
+set -u
+PART=${ARBOR_AB_PART:-build}
+BASES=${ARBOR_AB_BASE:-.carry/src-base}
+OUTDIR=${OUT:-/tmp/check-out}
+mkdir -p "$OUTDIR"
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+bdir() { echo /tmp/bb-$(basename "$1"); }  # a baseline's build folder
+for b in $BASES; do [ -d "$b" ] || { echo "error: no baseline source at $b"; exit 2; }; done
+cmake_build() {  # source build target
+    mkdir -p "$2" &&
+    cmake -S "$1" -B "$2" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
+        -DCMAKE_BUILD_TYPE=Release >"$2/configure.log" 2>&1 && nice ninja -C "$2" "$3" >"$2/build.log" 2>&1
+}
+if [ "$PART" = build ]; then
+    pids=""
+    for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids="$pids $!"; done
+    if [ "${ARBOR_AB_EXACT:-1}" = 1 ]; then
+        ARBOR_CHECK_PART=build bash scripts/device-check.sh
+    else
+        cmake_build . /tmp/b arbor-cli || { grep -E "error" -A3 /tmp/b/build.log | head -30; exit 2; }
+        CLI=/tmp/b/engine/arbor-cli
+        for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+            set -- $m; n=$1; shift; mkdir -p /tmp/arbor-shapes
+            [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null
+        done
+        echo "built: $(el) s"
+    fi
+    for p in $pids; do wait $p || echo "error: a baseline build failed (the run part leaves it out)"; done
+    echo "baselines built: $(el) s"
+    exit 0
+fi
+CLI=/tmp/b/engine/arbor-cli
+[ -x "$CLI" ] || { echo "error: run ARBOR_AB_PART=build first, on this warm machine"; exit 2; }
+ok=""
+for b in $BASES; do
+    if [ -x "$(bdir "$b")/engine/arbor-cli" ]; then ok="$ok $b"; else echo "error: no baseline build of $b (left out)"; fi
+done
+BASES=$ok
+SW=${ARBOR_AB_SWITCHES:-}
+row() {  # label cli shape [env...]
+    local label=$1 cli=$2 m=$3; shift 3
+    env "$@" timeout 60 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 3 2>&1 |
+        awk -v l="$label" -v m="$m" '/^decode@229/{print m, l, $2, $3, $4}'
+}
+echo "shape variant p50 min max (ms, decode@229)"
+for round in 1 2 3; do
+    for m in q4b moe fn; do
+        for b in $BASES; do row "$(basename "$b")" "$(bdir "$b")/engine/arbor-cli" $m; done
+        row new "$CLI" $m
+        for s in $SW; do row "new:$s" "$CLI" $m "$s"; done
+    done
+done | tee "$OUTDIR/ab.txt"
+echo "-- medians of the three rounds' p50"
+awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' \
+    "$OUTDIR/ab.txt" | sort
+echo "a/b: $(el) s"
+if [ "${ARBOR_AB_PROFILE:-1}" = 1 ]; then ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh; fi
