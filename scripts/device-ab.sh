@@ -10,7 +10,9 @@
 # the three synth shapes, the baselines and this tree interleaved, three rounds of three reps
 # each, this tree also with each switch in ARBOR_AB_SWITCHES (default none); then, unless
 # ARBOR_AB_PROFILE=0, device-check.sh's short run part (the switches' exactness, this tree's
-# timings and profiles).
+# timings and profiles; it needs the test programs, so not after ARBOR_AB_EXACT=0). A bench that
+# fails prints a FAIL row, left out of the medians. Baseline folders need distinct names other
+# than "new" (each is built in /tmp/bb-NAME and labelled NAME).
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -25,23 +27,38 @@ cmake_build() {  # source build target
     cmake -S "$1" -B "$2" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
         -DCMAKE_BUILD_TYPE=Release >"$2/configure.log" 2>&1 && nice ninja -C "$2" "$3" >"$2/build.log" 2>&1
 }
+# The zero-data synthetic shapes the timings run (device-check.sh makes the same ones).
+make_shapes() {
+    local m n
+    mkdir -p /tmp/arbor-shapes
+    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+        set -- $m; n=$1; shift
+        [ -f /tmp/arbor-shapes/$n.gguf ] || /tmp/b/engine/arbor-cli synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
+            echo "error: synth $n failed"
+    done
+}
 if [ "$PART" = build ]; then
-    pids=""
-    for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids="$pids $!"; done
+    pids=() trees=()
+    for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids+=($!) trees+=("$b"); done
+    rc=0
     if [ "${ARBOR_AB_EXACT:-1}" = 1 ]; then
-        ARBOR_CHECK_PART=build bash scripts/device-check.sh
-    else
-        cmake_build . /tmp/b arbor-cli || { grep -E "error" -A3 /tmp/b/build.log | head -30; exit 2; }
-        CLI=/tmp/b/engine/arbor-cli
-        for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
-            set -- $m; n=$1; shift; mkdir -p /tmp/arbor-shapes
-            [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null
-        done
+        ARBOR_CHECK_PART=build bash scripts/device-check.sh || rc=$?
+    elif cmake_build . /tmp/b arbor-cli; then
+        make_shapes
         echo "built: $(el) s"
+    else
+        echo "error: this tree's build failed"
+        tail -5 /tmp/b/configure.log 2>/dev/null
+        grep -E "error" -A3 /tmp/b/build.log 2>/dev/null | head -30
+        kill "${pids[@]}" 2>/dev/null
+        wait
+        exit 2
     fi
-    for p in $pids; do wait $p || echo "error: a baseline build failed (the run part leaves it out)"; done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || { echo "error: the build of ${trees[$i]} failed (the run part leaves it out)"; rc=2; }
+    done
     echo "baselines built: $(el) s"
-    exit 0
+    exit $rc
 fi
 CLI=/tmp/b/engine/arbor-cli
 [ -x "$CLI" ] || { echo "error: run ARBOR_AB_PART=build first, on this warm machine"; exit 2; }
@@ -54,7 +71,7 @@ SW=${ARBOR_AB_SWITCHES:-}
 row() {  # label cli shape [env...]
     local label=$1 cli=$2 m=$3; shift 3
     env "$@" timeout 60 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 3 2>&1 |
-        awk -v l="$label" -v m="$m" '/^decode@229/{print m, l, $2, $3, $4}'
+        awk -v l="$label" -v m="$m" '/^decode@229/{print m, l, $2, $3, $4; ok=1} END{if(!ok) print m, l, "FAIL"}'
 }
 echo "shape variant p50 min max (ms, decode@229)"
 for round in 1 2 3; do
@@ -65,7 +82,6 @@ for round in 1 2 3; do
     done
 done | tee "$OUTDIR/ab.txt"
 echo "-- medians of the three rounds' p50"
-awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' \
-    "$OUTDIR/ab.txt" | sort
+grep -v FAIL "$OUTDIR/ab.txt" | awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' | sort
 echo "a/b: $(el) s"
 if [ "${ARBOR_AB_PROFILE:-1}" = 1 ]; then ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh; fi
