@@ -13,6 +13,9 @@
 # timings and profiles; it needs the test programs, so not after ARBOR_AB_EXACT=0). A bench that
 # fails prints a FAIL row, left out of the medians. Baseline folders need distinct names other
 # than "new" (each is built in /tmp/bb-NAME and labelled NAME).
+# ARBOR_AB_VARIANTS="NAME=FLAGS;NAME=FLAGS" also builds this tree with extra CUDA flags (for
+# compile-time switches such as -DARBOR_MK_ATTN_PIPE=0), in /tmp/bv-NAME, labelled new/NAME.
+# ARBOR_AB_ROUNDS sets the rounds (default 3).
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -37,9 +40,22 @@ make_shapes() {
             echo "error: synth $n failed"
     done
 }
+VARIANTS=${ARBOR_AB_VARIANTS:-}
+variants() {  # NAME FLAGS lines
+    local IFS=';' v
+    for v in $VARIANTS; do [ -n "$v" ] && echo "${v%%=*} ${v#*=}"; done
+}
 if [ "$PART" = build ]; then
     pids=() trees=()
     for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids+=($!) trees+=("$b"); done
+    while read -r name flags; do
+        [ -n "$name" ] || continue
+        ( mkdir -p /tmp/bv-$name &&
+          cmake -S . -B /tmp/bv-$name -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
+              -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_FLAGS=$flags" >/tmp/bv-$name/configure.log 2>&1 &&
+          nice ninja -C /tmp/bv-$name arbor-cli >/tmp/bv-$name/build.log 2>&1 ) &
+        pids+=($!) trees+=("variant $name ($flags)")
+    done < <(variants)
     rc=0
     if [ "${ARBOR_AB_EXACT:-1}" = 1 ]; then
         ARBOR_CHECK_PART=build bash scripts/device-check.sh || rc=$?
@@ -74,14 +90,17 @@ row() {  # label cli shape [env...]
         awk -v l="$label" -v m="$m" '/^decode@229/{print m, l, $2, $3, $4; ok=1} END{if(!ok) print m, l, "FAIL"}'
 }
 echo "shape variant p50 min max (ms, decode@229)"
-for round in 1 2 3; do
+for round in $(seq "${ARBOR_AB_ROUNDS:-3}"); do
     for m in q4b moe fn; do
         for b in $BASES; do row "$(basename "$b")" "$(bdir "$b")/engine/arbor-cli" $m; done
         row new "$CLI" $m
+        while read -r name flags; do
+            [ -n "$name" ] && [ -x /tmp/bv-$name/engine/arbor-cli ] && row "new/$name" /tmp/bv-$name/engine/arbor-cli $m
+        done < <(variants)
         for s in $SW; do row "new:$s" "$CLI" $m "$s"; done
     done
 done | tee "$OUTDIR/ab.txt"
-echo "-- medians of the three rounds' p50"
+echo "-- medians of the rounds' p50"
 grep -v FAIL "$OUTDIR/ab.txt" | awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' | sort
 echo "a/b: $(el) s"
 if [ "${ARBOR_AB_PROFILE:-1}" = 1 ]; then ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh; fi
