@@ -27,9 +27,8 @@ namespace mkb {
 
 // The n / 32 Q8A blocks of y (n a multiple of 32), spread over the workgroup's warps. Call
 // after the writes of y are visible to the block (__syncthreads). A warp's blocks one after
-// another: eight at a time interleaved (warp_quantize_blocks<8>) measured slower on the H200
-// (decode@229 +0.25 ms on qwen3-4b and the MoE, 2026-11-30, docs/BENCHMARKS.md). Not inlined
-// (as measured).
+// another: eight at a time interleaved measured slower on the H200 (decode@229 +0.25 ms on
+// qwen3-4b and the MoE, 2026-11-30, docs/BENCHMARKS.md). Not inlined (as measured).
 __device__ __noinline__ inline void block_quantize(const float* y, long long n, quant::BlockQ8A* q) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
     for (long long b = warp; b < n / 32; b += kMkBlockWarps) mkm::warp_quantize_block(y + 32 * b, q + b, lane);

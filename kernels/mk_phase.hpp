@@ -79,6 +79,13 @@ __device__ inline void mk_item_time(int op, bool later, unsigned long long t0) {
 #define ARBOR_MK_SUBPHASES 0
 #endif
 
+// One mark's time (and, in sub-phase builds, cycles) into phase p's counters.
+__device__ inline void mk_phase_add(int p, unsigned long long ns, unsigned long long cycles) {
+    atomicAdd(&mk_phase_ns[p], ns);
+    atomicAdd(&mk_phase_marks[p], 1ull);
+    if (ARBOR_MK_SUBPHASES) atomicAdd(&mk_phase_cycles[p], cycles);
+}
+
 // Workgroup-uniform: every thread of the item creates one and marks the same phases.
 struct PhaseClock {
     bool on;
@@ -100,15 +107,10 @@ struct PhaseClock {
         if (!on) return;
         __syncthreads();
         if (threadIdx.x == 0) {
-            const unsigned long long now = arbor_wall_ns();
-            atomicAdd(&mk_phase_ns[p], now - t);
-            atomicAdd(&mk_phase_marks[p], 1ull);
+            const unsigned long long now = arbor_wall_ns(), cyc = ARBOR_MK_SUBPHASES ? arbor_cycles() : 0ull;
+            mk_phase_add(p, now - t, cyc - c);
             t = now;
-            if (ARBOR_MK_SUBPHASES) {
-                const unsigned long long cyc = arbor_cycles();
-                atomicAdd(&mk_phase_cycles[p], cyc - c);
-                c = cyc;
-            }
+            c = cyc;
         }
     }
 };
@@ -133,9 +135,7 @@ struct WarpPhaseClock {
         arbor_syncwarp();
         if (lane == 0) {
             const unsigned long long now = arbor_wall_ns(), cyc = arbor_cycles();
-            atomicAdd(&mk_phase_ns[p], now - t);
-            atomicAdd(&mk_phase_cycles[p], cyc - c);
-            atomicAdd(&mk_phase_marks[p], 1ull);
+            mk_phase_add(p, now - t, cyc - c);
             t = now;
             c = cyc;
         }
