@@ -358,20 +358,40 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
     float wk = 0.0f;
     int ik = -1;
     for (int slot = 0; slot < K; ++slot) {
-        float bp = 0.0f;
-        int bi = -1;
+        // This lane's first untaken expert (fi, fv) and its largest non-NaN untaken one (bp, bi,
+        // the lowest id on ties).
+        float bp = 0.0f, fv = 0.0f;
+        int bi = -1, fi = -1;
 #pragma unroll
         for (int k = 0; k < kPer; ++k) {
             const int i = lane + 32 * k;
-            if (i < E && !(taken & (1u << k)) && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
+            if (i >= E || (taken & (1u << k))) continue;
+            if (fi < 0) fi = i, fv = v[k];
+            if (v[k] == v[k] && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
         }
-        bool tree = true;
+        // num::top_k's scan keeps the first untaken expert when its probability is NaN (nothing
+        // compares greater than a NaN) and otherwise ends on the largest non-NaN one, the lowest
+        // id on ties. A round with a NaN candidate therefore finds the warp's first untaken
+        // expert: when its probability is NaN it wins. (Non-finite router logits make every
+        // probability NaN; each lane's tree kept its own candidate then, and a slot could get
+        // no expert at all.) Rounds without a NaN take the path below alone.
+        bool decided = false;
+        if (arbor_ballot(fi >= 0 && fv != fv) != 0u) {
+            int f = fi >= 0 ? fi : 0x7fffffff;
+            for (int o = 16; o >= 1; o >>= 1) {
+                const int of = __shfl_xor(f, o);
+                if (of < f) f = of;
+            }
+            const float pf = __shfl(fv, f % 32);
+            if (pf != pf) decided = true, bi = f, bp = pf;
+        }
+        bool tree = !decided;
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        // The warp's best by two reductions: the probabilities are +0 or positive (exp_f >= +0
-        // over a positive sum), so their bits order as their values, and the tree's winner is
-        // the largest bits, then the lowest id holding them; a lane without a candidate offers
-        // bits 0 and no id. A NaN anywhere makes the comparisons order-dependent: the tree.
-        if (arbor_ballot(bp != bp) == 0u) {
+        // The warp's best by two reductions: the candidates are +0 or positive and not NaN
+        // (exp_f >= +0 over a positive sum), so their bits order as their values, and the tree's
+        // winner is the largest bits, then the lowest id holding them; a lane without a
+        // candidate offers bits 0 and no id.
+        if (tree) {
             tree = false;
             const unsigned key = bi >= 0 ? __float_as_uint(bp) : 0u;
             const unsigned top = __reduce_max_sync(0xffffffffu, key);
