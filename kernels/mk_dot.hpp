@@ -58,41 +58,96 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).
 __device__ unsigned mk_ab_switches;
 
+// ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds) compiles in the ARBOR_GPU_PACKED=0 switch, which sends
+// the row dots to the byte-wise sub-block terms. Off by default: the switch is a global load and
+// a branch in every sub-block of every row dot, and the branch keeps a lane's next loads from
+// issuing ahead of it.
+#ifndef ARBOR_MK_PACKED_SWITCH
+#define ARBOR_MK_PACKED_SWITCH 0
+#endif
+// ARBOR_MK_PAIRED_SUBS=0 takes the row dots back to one sub-block a lane per step (for A/B).
+#ifndef ARBOR_MK_PAIRED_SUBS
+#define ARBOR_MK_PAIRED_SUBS 1
+#endif
+
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
 // tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
 // and every packed format's block size keeps its alignment, so every block qualifies.
-// The switch is NVIDIA-only: on gfx1151 the second path raised the megakernel's scratch from
-// 1264 to 2032 bytes (344 spills), so AMD builds always take the packed terms.
+// AMD builds always take the packed terms (on gfx1151 the second path raised the megakernel's
+// scratch from 1264 to 2032 bytes).
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, const quant::BlockQ8A& x) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH
     if (!quant::blocks::Packed<Fmt>::kHas || (mk_ab_switches & kMkAbPackedOff)) return Fmt::terms(blk, sb, x.q, x.sum);
 #endif
     return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
 }
 
-// R rows of one format in one pass over the sub-blocks, row i against its own activations
-// xq[i]: each row's lane accumulator sees exactly the single-row sequence, but all R rows' loads
-// are in flight together (the row dots are latency-bound). Results valid in lane 0.
-template <class Fmt, int R>
-__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
-                                           int lane, float* v) {
+// R rows of one format in one pass over the sub-blocks, against the same activations xq: each
+// row's lane accumulator sees exactly the single-row sequence, but all R rows' loads are in
+// flight together (the row dots are latency-bound). Results valid in lane 0.
+// A packed format takes two sub-blocks a lane per step (b and b + 32): their terms have no branch
+// (quant_blocks_packed.hpp), so every load of both sub-blocks of every row issues before the
+// first term, one memory round trip a step where one sub-block a step took two. The
+// accumulations run in b order as before, so the bits are the single-step form's.
+// With X > 1 activation sets (xs[0..X)), row i takes xs[i / (R / X)] and every lane takes its
+// sub-blocks one a step (the expert down's two slots: four rows, two activation rows).
+template <class Fmt, int R, int X = 1>
+__device__ inline void warp_dot_quant_rows_x(const uint8_t* const* w, const quant::BlockQ8A* const* xs, long long n,
+                                             int lane, float* v) {
+    static_assert(R % X == 0, "rows split evenly over the activation sets");
+    const quant::BlockQ8A* xq = xs[0];
     float a[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) a[i] = 0.0f;
     const long long subs = n / 32;
-    for (long long b = lane; b < subs; b += 32) {
-        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
-        const int sb = int(b % Fmt::kSubs);
+    long long b = lane;
+    auto off = [](long long k) { return (k / Fmt::kSubs) * Fmt::kBytes; };
+    auto sbi = [](long long k) { return int(k % Fmt::kSubs); };
+#if ARBOR_MK_PAIRED_SUBS && !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
+    if constexpr (quant::blocks::Packed<Fmt>::kHas && X == 1) {
+        for (; b + 32 < subs; b += 64) {
+            // The two activation blocks once, into registers, for all R rows.
+            const quant::BlockQ8A *x0 = xq + b, *x1 = xq + b + 32;
+            uint32_t q0[8], q1[8];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                q0[j] = quant::blocks::ld32_a4(reinterpret_cast<const uint8_t*>(x0->q) + 4 * j);
+                q1[j] = quant::blocks::ld32_a4(reinterpret_cast<const uint8_t*>(x1->q) + 4 * j);
+            }
+            const float d0 = x0->d, d1 = x1->d;
+            const int32_t s0 = x0->sum, s1 = x1->sum;
+            quant::blocks::SubTerms t0[R], t1[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                t0[i] = quant::blocks::packed_terms<Fmt>(w[i] + off(b), sbi(b), reinterpret_cast<const int8_t*>(q0), s0);
+                t1[i] = quant::blocks::packed_terms<Fmt>(w[i] + off(b + 32), sbi(b + 32), reinterpret_cast<const int8_t*>(q1), s1);
+            }
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t0[i], d0);
+                a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t1[i], d1);
+            }
+        }
+    }
+#endif
+    for (; b < subs; b += 32) {
         quant::blocks::SubTerms t[R];
 #pragma unroll
-        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i][b]);
+        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off(b), sbi(b), xs[i / (R / X)][b]);
 #pragma unroll
-        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i][b].d);
+        for (int i = 0; i < R; ++i)
+            a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xs[i / (R / X)][b].d);
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
+}
+
+template <class Fmt, int R>
+__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
+                                           float* v) {
+    warp_dot_quant_rows_x<Fmt, R, 1>(w, &xq, n, lane, v);
 }
 
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
@@ -154,7 +209,7 @@ __device__ inline float warp_dot_float(const uint8_t* w, const float* x, long lo
 // warp_dot_quant_rows for a row type: false (nothing computed) for the float types, whose dots
 // take float activations.
 template <int R>
-__device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+__device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
                                         int lane, float* v) {
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
@@ -175,11 +230,29 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
     }
 }
 
+// Two row pairs against two activation rows (rows 0, 1 against xa; 2, 3 against xb), every load
+// of the four rows in flight together (the packed formats only); false for a type without a
+// quantized dot (the caller then takes the pairs one after the other).
+__device__ inline bool warp_dot_rows_q8_x2(int type, const uint8_t* const* w, const quant::BlockQ8A* xa,
+                                           const quant::BlockQ8A* xb, long long n, int lane, float* v) {
+    using namespace quant::blocks;
+    const quant::BlockQ8A* xs[2] = {xa, xb};
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: warp_dot_quant_rows_x<Q4_0, 4, 2>(w, xs, n, lane, v); return true;
+    case TensorType::Q8_0: warp_dot_quant_rows_x<Q8_0, 4, 2>(w, xs, n, lane, v); return true;
+    case TensorType::Q4_K: warp_dot_quant_rows_x<Q4_K, 4, 2>(w, xs, n, lane, v); return true;
+    case TensorType::Q5_K: warp_dot_quant_rows_x<Q5_K, 4, 2>(w, xs, n, lane, v); return true;
+    case TensorType::Q6_K: warp_dot_quant_rows_x<Q6_K, 4, 2>(w, xs, n, lane, v); return true;
+    case TensorType::IQ4_XS: warp_dot_quant_rows_x<IQ4_XS, 4, 2>(w, xs, n, lane, v); return true;
+    default: return false;
+    }
+}
+
 // NaN for a type the contract does not cover (the host checks types before building a stage).
 __device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
                                      int lane) {
     float v;
-    if (warp_dot_rows_q8<1>(type, &w, &xq, n, lane, &v)) return v;
+    if (warp_dot_rows_q8<1>(type, &w, xq, n, lane, &v)) return v;
     switch (static_cast<TensorType>(type)) {
     case TensorType::F32: return warp_dot_float<0>(w, x, n, lane);
     case TensorType::F16: return warp_dot_float<1>(w, x, n, lane);
@@ -202,9 +275,8 @@ __device__ inline void warp_dot_float2(const uint8_t* w0, const uint8_t* w1, con
 __device__ inline void warp_dot_row2(int type, const uint8_t* w0, const uint8_t* w1, const float* x,
                                      const quant::BlockQ8A* xq, long long n, int lane, float* v0, float* v1) {
     const uint8_t* w[2] = {w0, w1};
-    const quant::BlockQ8A* xqs[2] = {xq, xq};
     float v[2];
-    if (warp_dot_rows_q8<2>(type, w, xqs, n, lane, v)) {
+    if (warp_dot_rows_q8<2>(type, w, xq, n, lane, v)) {
         *v0 = v[0];
         *v1 = v[1];
         return;
