@@ -65,11 +65,6 @@ __device__ unsigned mk_ab_switches;
 #ifndef ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_PACKED_SWITCH 0
 #endif
-// ARBOR_MK_PAIRED_SUBS=0 takes the row dots back to one sub-block a lane per step (for A/B).
-#ifndef ARBOR_MK_PAIRED_SUBS
-#define ARBOR_MK_PAIRED_SUBS 1
-#endif
-
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
 // tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
@@ -87,67 +82,24 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // R rows of one format in one pass over the sub-blocks, against the same activations xq: each
 // row's lane accumulator sees exactly the single-row sequence, but all R rows' loads are in
 // flight together (the row dots are latency-bound). Results valid in lane 0.
-// A packed format takes two sub-blocks a lane per step (b and b + 32): their terms have no branch
-// (quant_blocks_packed.hpp), so every load of both sub-blocks of every row issues before the
-// first term, one memory round trip a step where one sub-block a step took two. The
-// accumulations run in b order as before, so the bits are the single-step form's.
-// With X > 1 activation sets (xs[0..X)), row i takes xs[i / (R / X)] and every lane takes its
-// sub-blocks one a step (the expert down's two slots: four rows, two activation rows).
-template <class Fmt, int R, int X = 1>
-__device__ inline void warp_dot_quant_rows_x(const uint8_t* const* w, const quant::BlockQ8A* const* xs, long long n,
-                                             int lane, float* v) {
-    static_assert(R % X == 0, "rows split evenly over the activation sets");
-    const quant::BlockQ8A* xq = xs[0];
+template <class Fmt, int R>
+__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
+                                           float* v) {
     float a[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) a[i] = 0.0f;
     const long long subs = n / 32;
-    long long b = lane;
-    auto off = [](long long k) { return (k / Fmt::kSubs) * Fmt::kBytes; };
-    auto sbi = [](long long k) { return int(k % Fmt::kSubs); };
-#if ARBOR_MK_PAIRED_SUBS && !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
-    if constexpr (quant::blocks::Packed<Fmt>::kHas && X == 1) {
-        for (; b + 32 < subs; b += 64) {
-            // The two activation blocks once, into registers, for all R rows.
-            const quant::BlockQ8A *x0 = xq + b, *x1 = xq + b + 32;
-            uint32_t q0[8], q1[8];
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                q0[j] = quant::blocks::ld32_a4(reinterpret_cast<const uint8_t*>(x0->q) + 4 * j);
-                q1[j] = quant::blocks::ld32_a4(reinterpret_cast<const uint8_t*>(x1->q) + 4 * j);
-            }
-            const float d0 = x0->d, d1 = x1->d;
-            const int32_t s0 = x0->sum, s1 = x1->sum;
-            quant::blocks::SubTerms t0[R], t1[R];
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                t0[i] = quant::blocks::packed_terms<Fmt>(w[i] + off(b), sbi(b), reinterpret_cast<const int8_t*>(q0), s0);
-                t1[i] = quant::blocks::packed_terms<Fmt>(w[i] + off(b + 32), sbi(b + 32), reinterpret_cast<const int8_t*>(q1), s1);
-            }
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t0[i], d0);
-                a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t1[i], d1);
-            }
-        }
-    }
-#endif
-    for (; b < subs; b += 32) {
+    for (long long b = lane; b < subs; b += 32) {
+        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
+        const int sb = int(b % Fmt::kSubs);
         quant::blocks::SubTerms t[R];
 #pragma unroll
-        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off(b), sbi(b), xs[i / (R / X)][b]);
+        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[b]);
 #pragma unroll
-        for (int i = 0; i < R; ++i)
-            a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xs[i / (R / X)][b].d);
+        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[b].d);
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
-}
-
-template <class Fmt, int R>
-__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
-                                           float* v) {
-    warp_dot_quant_rows_x<Fmt, R, 1>(w, &xq, n, lane, v);
 }
 
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
@@ -226,24 +178,6 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
     case TensorType::IQ4_NL: warp_dot_quant_rows<IQ4_NL, R>(w, xq, n, lane, v); return true;
     case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, R>(w, xq, n, lane, v); return true;
     case TensorType::MXFP4: warp_dot_quant_rows<MXFP4, R>(w, xq, n, lane, v); return true;
-    default: return false;
-    }
-}
-
-// Two row pairs against two activation rows (rows 0, 1 against xa; 2, 3 against xb), every load
-// of the four rows in flight together (the packed formats only); false for a type without a
-// quantized dot (the caller then takes the pairs one after the other).
-__device__ inline bool warp_dot_rows_q8_x2(int type, const uint8_t* const* w, const quant::BlockQ8A* xa,
-                                           const quant::BlockQ8A* xb, long long n, int lane, float* v) {
-    using namespace quant::blocks;
-    const quant::BlockQ8A* xs[2] = {xa, xb};
-    switch (static_cast<TensorType>(type)) {
-    case TensorType::Q4_0: warp_dot_quant_rows_x<Q4_0, 4, 2>(w, xs, n, lane, v); return true;
-    case TensorType::Q8_0: warp_dot_quant_rows_x<Q8_0, 4, 2>(w, xs, n, lane, v); return true;
-    case TensorType::Q4_K: warp_dot_quant_rows_x<Q4_K, 4, 2>(w, xs, n, lane, v); return true;
-    case TensorType::Q5_K: warp_dot_quant_rows_x<Q5_K, 4, 2>(w, xs, n, lane, v); return true;
-    case TensorType::Q6_K: warp_dot_quant_rows_x<Q6_K, 4, 2>(w, xs, n, lane, v); return true;
-    case TensorType::IQ4_XS: warp_dot_quant_rows_x<IQ4_XS, 4, 2>(w, xs, n, lane, v); return true;
     default: return false;
     }
 }

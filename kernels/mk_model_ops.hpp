@@ -462,49 +462,20 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
 
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
 // order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0.
-// The slots' expert ids and weights are read at once (lane k slot k), and with ARBOR_MK_DOWN_PAIRS
-// (default on) a packed format's dots run two slots at a time, the four rows' loads in flight
-// together: each slot's dots stood in a chain of a memory round trip each (about 2 us a slot).
-// The dots are the same; only their sum into acc is ordered, and it stays in slot order.
-#ifndef ARBOR_MK_DOWN_PAIRS
-#define ARBOR_MK_DOWN_PAIRS 1
-#endif
+// The slots' expert ids and weights are read at once (lane k slot k, up to 32 slots; more read
+// theirs as they go), where each slot's dots waited on its own id first.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1, WarpPhaseClock& clk) {
     const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
-    float a0 = 0.0f, a1 = 0.0f;
-    // Up to 32 slots' ids and weights in lanes, lane k slot k; more slots read theirs as they go.
     const bool in_lanes = K <= 32;
     int my_e = 0;
     float my_w = 0.0f;
     if (in_lanes && lane < K) my_e = P.route_idx[p0 + lane], my_w = P.route_w[p0 + lane];
-    auto slot_e = [&](long long k) { return in_lanes ? __shfl(my_e, static_cast<int>(k)) : P.route_idx[p0 + k]; };
-    auto slot_w = [&](long long k) { return in_lanes ? __shfl(my_w, static_cast<int>(k)) : P.route_w[p0 + k]; };
-    long long k = 0;
-#if ARBOR_MK_DOWN_PAIRS
-    for (; k + 1 < K; k += 2) {
-        const int e0 = slot_e(k), e1 = slot_e(k + 1);
-        const float w0 = slot_w(k), w1 = slot_w(k + 1);
-        const uint8_t* rows[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
-        float y[4];
-        if (!warp_dot_rows_q8_x2(dw.type, rows, P.heq + (p0 + k) * (nf / 32), P.heq + (p0 + k + 1) * (nf / 32), nf, lane,
-                                 y)) {
-            warp_dot_row2(dw.type, rows[0], rows[1], P.he + (p0 + k) * nf, P.heq + (p0 + k) * (nf / 32), nf, lane, &y[0],
-                          &y[1]);
-            warp_dot_row2(dw.type, rows[2], rows[3], P.he + (p0 + k + 1) * nf, P.heq + (p0 + k + 1) * (nf / 32), nf, lane,
-                          &y[2], &y[3]);
-        }
-        if (lane == 0) {
-            a0 = fmaf(w0, y[0], a0), a1 = fmaf(w0, y[1], a1);
-            a0 = fmaf(w1, y[2], a0), a1 = fmaf(w1, y[3], a1);
-        }
-        clk.mark(kPhDownSlot);
-    }
-#endif
-    for (; k < K; ++k) {
+    float a0 = 0.0f, a1 = 0.0f;
+    for (long long k = 0; k < K; ++k) {
         const long long pair = p0 + k;
-        const int e = slot_e(k);
-        const float wk = slot_w(k);
+        const int e = in_lanes ? __shfl(my_e, static_cast<int>(k)) : P.route_idx[pair];
+        const float wk = in_lanes ? __shfl(my_w, static_cast<int>(k)) : P.route_w[pair];
         float y0, y1;
         warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e), P.he + pair * nf, P.heq + pair * (nf / 32), nf,
                       lane, &y0, &y1);
