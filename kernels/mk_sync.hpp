@@ -20,39 +20,6 @@ __device__ inline unsigned mk_load(const unsigned int* p) {
     return *reinterpret_cast<const volatile unsigned int*>(p);
 }
 
-// The grid barrier's memory ordering (ARBOR_MK_BARRIER_ACQREL, NVIDIA, default on): thread 0
-// arrives with a release add at GPU scope and polls with acquire loads, after the block's
-// __syncthreads (the pattern's cumulativity covers every thread's writes before it). Off: a
-// full fence (__threadfence) before the add and after the wait, as on AMD.
-#ifndef ARBOR_MK_BARRIER_ACQREL
-#define ARBOR_MK_BARRIER_ACQREL 1
-#endif
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_BARRIER_ACQREL
-#define ARBOR_MK_ACQREL_ON 1
-__device__ inline void mk_add_release(unsigned int* p, unsigned v) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ inline unsigned mk_load_acquire(const unsigned int* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-#else
-#define ARBOR_MK_ACQREL_ON 0
-#endif
-
-// The grid barrier's poll pause (ns, NVIDIA; ARBOR_MK_PAUSE_NS=0: none, a plain spin).
-#ifndef ARBOR_MK_PAUSE_NS
-#define ARBOR_MK_PAUSE_NS 100
-#endif
-__device__ inline void mk_poll_pause() {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    if (ARBOR_MK_PAUSE_NS > 0) __nanosleep(ARBOR_MK_PAUSE_NS);
-#else
-    arbor_pause();
-#endif
-}
-
 __device__ inline void mk_report(const MkSync& s, int code, int stage, int level, int wait_kind, unsigned long long waited) {
     if (atomicCAS(&s.host->error_claim.value, 0u, 1u) == 0u) {
         volatile MkError* e = &s.host->error;
@@ -74,14 +41,10 @@ __device__ inline bool mk_wait_geq(const MkSync& s, const unsigned int* counter,
                                    int wait_kind) {
     const unsigned long long t0 = arbor_wall_ns();
     for (unsigned it = 0;; ++it) {
-#if ARBOR_MK_ACQREL_ON
-        if (mk_load_acquire(counter) >= target) return true;
-#else
         if (mk_load(counter) >= target) {
             __threadfence();
             return true;
         }
-#endif
         if (mk_load(&s.dev->abort.value)) return false;
         if ((it & 63u) == 0u) {
             const unsigned long long waited = arbor_wall_ns() - t0;
@@ -98,7 +61,7 @@ __device__ inline bool mk_wait_geq(const MkSync& s, const unsigned int* counter,
                 return false;
             }
         }
-        mk_poll_pause();
+        arbor_pause();
     }
 }
 
@@ -108,12 +71,8 @@ __device__ inline bool mk_grid_barrier(const MkSync& s, unsigned target, int sta
     __shared__ int ok;
     __syncthreads();
     if (threadIdx.x == 0) {
-#if ARBOR_MK_ACQREL_ON
-        mk_add_release(&s.dev->barrier.value, 1u);
-#else
         __threadfence();
         atomicAdd(&s.dev->barrier.value, 1u);
-#endif
         ok = mk_wait_geq(s, &s.dev->barrier.value, target, stage, level, kWaitGridBarrier) ? 1 : 0;
     }
     __syncthreads();
