@@ -58,17 +58,11 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).
 __device__ unsigned mk_ab_switches;
 
-// ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds) compiles in the ARBOR_GPU_PACKED=0 switch, which sends
-// the row dots to the byte-wise sub-block terms. Off by default: the switch is a global load and
-// a branch in every sub-block of every row dot, and the branch keeps a lane's next loads from
-// issuing ahead of it.
-#ifndef ARBOR_MK_PACKED_SWITCH
-#define ARBOR_MK_PACKED_SWITCH 0
-#endif
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
 // tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
 // and every packed format's block size keeps its alignment, so every block qualifies.
+// The byte-wise path is compiled in only with ARBOR_MK_PACKED_SWITCH=1 on NVIDIA (mk_control.hpp);
 // AMD builds always take the packed terms (on gfx1151 the second path raised the megakernel's
 // scratch from 1264 to 2032 bytes).
 template <class Fmt>
