@@ -97,7 +97,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
             const long long first = gridDim.x - 1 - blockIdx.x;
-            const bool timed = mk_phase_on != 0;
+            const bool timed = mk_phase_flag();
             for (long long item = first; item < st.items; item += gridDim.x) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
                 mk_workgroup_item(st.op, st.model, item, smem);
@@ -107,7 +107,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
             // (The same loop as mk_flashnext_stage's: written out here, since a shared template
             // taking the item as a lambda was compiled as a function of its own, with spills.)
-            const bool timed = mk_phase_on != 0;
+            const bool timed = mk_phase_flag();
             for (long long item = gwarp; item < st.items; item += warps) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
                 mk_model_item(st.op, st.model, item, lane);
@@ -129,6 +129,8 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
     __shared__ int n_events;
     __shared__ __align__(16) float smem[kMkSmemFloats];
     if (threadIdx.x == 0) n_events = 0;
+    mk_phase_flag_load();
+    __syncthreads();
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const long long gwarp = static_cast<long long>(blockIdx.x) * warps_per_block + threadIdx.x / 32;

@@ -23,6 +23,15 @@ enum MkAbSwitch : unsigned {
     kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
 };
 
+// ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)
+// compiles the ARBOR_GPU_PACKED=0 switch into the row dots. Off by default: the switch was a
+// global load and a branch in every sub-block of every row dot, and compiling it out made a
+// decode step 0.6-0.8 ms faster on the H200 (docs/BENCHMARKS.md). Without it the variable is
+// still set, and ARBOR_GPU_PACKED=0 is reported as ignored.
+#ifndef ARBOR_MK_PACKED_SWITCH
+#define ARBOR_MK_PACKED_SWITCH 0
+#endif
+
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };
 enum MkErrorCode : int { kMkOk = 0, kMkTimeout = 1, kMkHostAbort = 2, kMkBadOp = 3 };
 

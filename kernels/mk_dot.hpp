@@ -62,22 +62,23 @@ __device__ unsigned mk_ab_switches;
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
 // tensor starts 256-byte aligned (GpuBackend::upload_weights, hipMalloc for the row-dot tests)
 // and every packed format's block size keeps its alignment, so every block qualifies.
-// The switch is NVIDIA-only: on gfx1151 the second path raised the megakernel's scratch from
-// 1264 to 2032 bytes (344 spills), so AMD builds always take the packed terms.
+// The byte-wise path is compiled in only with ARBOR_MK_PACKED_SWITCH=1 on NVIDIA (mk_control.hpp);
+// AMD builds always take the packed terms (on gfx1151 the second path raised the megakernel's
+// scratch from 1264 to 2032 bytes).
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, const quant::BlockQ8A& x) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH
     if (!quant::blocks::Packed<Fmt>::kHas || (mk_ab_switches & kMkAbPackedOff)) return Fmt::terms(blk, sb, x.q, x.sum);
 #endif
     return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
 }
 
-// R rows of one format in one pass over the sub-blocks, row i against its own activations
-// xq[i]: each row's lane accumulator sees exactly the single-row sequence, but all R rows' loads
-// are in flight together (the row dots are latency-bound). Results valid in lane 0.
+// R rows of one format in one pass over the sub-blocks, against the same activations xq: each
+// row's lane accumulator sees exactly the single-row sequence, but all R rows' loads are in
+// flight together (the row dots are latency-bound). Results valid in lane 0.
 template <class Fmt, int R>
-__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
-                                           int lane, float* v) {
+__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
+                                           float* v) {
     float a[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) a[i] = 0.0f;
@@ -87,9 +88,9 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
         const int sb = int(b % Fmt::kSubs);
         quant::blocks::SubTerms t[R];
 #pragma unroll
-        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i][b]);
+        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[b]);
 #pragma unroll
-        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i][b].d);
+        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[b].d);
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
@@ -154,7 +155,7 @@ __device__ inline float warp_dot_float(const uint8_t* w, const float* x, long lo
 // warp_dot_quant_rows for a row type: false (nothing computed) for the float types, whose dots
 // take float activations.
 template <int R>
-__device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+__device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
                                         int lane, float* v) {
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
@@ -179,7 +180,7 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
 __device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
                                      int lane) {
     float v;
-    if (warp_dot_rows_q8<1>(type, &w, &xq, n, lane, &v)) return v;
+    if (warp_dot_rows_q8<1>(type, &w, xq, n, lane, &v)) return v;
     switch (static_cast<TensorType>(type)) {
     case TensorType::F32: return warp_dot_float<0>(w, x, n, lane);
     case TensorType::F16: return warp_dot_float<1>(w, x, n, lane);
@@ -202,9 +203,8 @@ __device__ inline void warp_dot_float2(const uint8_t* w0, const uint8_t* w1, con
 __device__ inline void warp_dot_row2(int type, const uint8_t* w0, const uint8_t* w1, const float* x,
                                      const quant::BlockQ8A* xq, long long n, int lane, float* v0, float* v1) {
     const uint8_t* w[2] = {w0, w1};
-    const quant::BlockQ8A* xqs[2] = {xq, xq};
     float v[2];
-    if (warp_dot_rows_q8<2>(type, w, xqs, n, lane, v)) {
+    if (warp_dot_rows_q8<2>(type, w, xq, n, lane, v)) {
         *v0 = v[0];
         *v1 = v[1];
         return;

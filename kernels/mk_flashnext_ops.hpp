@@ -317,7 +317,7 @@ __device__ __noinline__ void mk_flashnext_item(int op, const MkModelStage& s, lo
 // A flashnext stage: its items over all warps, round-robin. Not inlined into the megakernel,
 // so its registers are allocated on their own and the other stages keep theirs.
 __device__ __noinline__ void mk_flashnext_stage(const MkStage& st, long long gwarp, long long warps, int lane) {
-    const bool timed = mk_phase_on != 0;
+    const bool timed = mk_phase_flag();
     for (long long item = gwarp; item < st.items; item += warps) {
         const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
         mk_flashnext_item(st.op, st.model, item, lane);

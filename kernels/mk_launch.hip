@@ -69,6 +69,11 @@ Status MkRuntime::init() {
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
     const unsigned ab = packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u;
+#if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
+    if (ab & kMkAbPackedOff)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_PACKED=0 ignored: this build has no byte-wise row-dot path "
+                             "(NVIDIA builds with -DARBOR_MK_PACKED_SWITCH=1 have it)\n");
+#endif
     if (!mk_set_ab_switches(ab)) return make_error("cannot set the megakernel's A/B switches");
     return {};
 }

@@ -358,20 +358,40 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
     float wk = 0.0f;
     int ik = -1;
     for (int slot = 0; slot < K; ++slot) {
-        float bp = 0.0f;
-        int bi = -1;
+        // This lane's first untaken expert (fi, fv) and its largest non-NaN untaken one (bp, bi,
+        // the lowest id on ties).
+        float bp = 0.0f, fv = 0.0f;
+        int bi = -1, fi = -1;
 #pragma unroll
         for (int k = 0; k < kPer; ++k) {
             const int i = lane + 32 * k;
-            if (i < E && !(taken & (1u << k)) && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
+            if (i >= E || (taken & (1u << k))) continue;
+            if (fi < 0) fi = i, fv = v[k];
+            if (v[k] == v[k] && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
         }
-        bool tree = true;
+        // num::top_k's scan keeps the first untaken expert when its probability is NaN (nothing
+        // compares greater than a NaN) and otherwise ends on the largest non-NaN one, the lowest
+        // id on ties. A round with a NaN candidate therefore finds the warp's first untaken
+        // expert: when its probability is NaN it wins. (Non-finite router logits make every
+        // probability NaN; each lane's tree kept its own candidate then, and a slot could get
+        // no expert at all.) Rounds without a NaN take the path below alone.
+        bool decided = false;
+        if (arbor_ballot(fi >= 0 && fv != fv) != 0u) {
+            int f = fi >= 0 ? fi : 0x7fffffff;
+            for (int o = 16; o >= 1; o >>= 1) {
+                const int of = __shfl_xor(f, o);
+                if (of < f) f = of;
+            }
+            const float pf = __shfl(fv, f % 32);
+            if (pf != pf) decided = true, bi = f, bp = pf;
+        }
+        bool tree = !decided;
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        // The warp's best by two reductions: the probabilities are +0 or positive (exp_f >= +0
-        // over a positive sum), so their bits order as their values, and the tree's winner is
-        // the largest bits, then the lowest id holding them; a lane without a candidate offers
-        // bits 0 and no id. A NaN anywhere makes the comparisons order-dependent: the tree.
-        if (arbor_ballot(bp != bp) == 0u) {
+        // The warp's best by two reductions: the candidates are +0 or positive and not NaN
+        // (exp_f >= +0 over a positive sum), so their bits order as their values, and the tree's
+        // winner is the largest bits, then the lowest id holding them; a lane without a
+        // candidate offers bits 0 and no id.
+        if (tree) {
             tree = false;
             const unsigned key = bi >= 0 ? __float_as_uint(bp) : 0u;
             const unsigned top = __reduce_max_sync(0xffffffffu, key);
@@ -442,17 +462,24 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
 
 // Rows r and r1 of token t's routed experts' down projections, summed over its slots in slot
 // order: acc = fmaf(w_k, Wd_e(k)[r] . HE[t][k], acc) from +0, valid in lane 0.
+// The slots' expert ids and weights are read at once (lane k slot k, up to 32 slots; more read
+// theirs as they go), where each slot's dots waited on its own id first.
 __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1, WarpPhaseClock& clk) {
     const long long K = P.d.n_used, p0 = t * K, nf = P.d.n_ff_exp;
+    const bool in_lanes = K <= 32;
+    int my_e = 0;
+    float my_w = 0.0f;
+    if (in_lanes && lane < K) my_e = P.route_idx[p0 + lane], my_w = P.route_w[p0 + lane];
     float a0 = 0.0f, a1 = 0.0f;
     for (long long k = 0; k < K; ++k) {
         const long long pair = p0 + k;
-        const int e = P.route_idx[pair];
+        const int e = in_lanes ? __shfl(my_e, static_cast<int>(k)) : P.route_idx[pair];
+        const float wk = in_lanes ? __shfl(my_w, static_cast<int>(k)) : P.route_w[pair];
         float y0, y1;
         warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e), P.he + pair * nf, P.heq + pair * (nf / 32), nf,
                       lane, &y0, &y1);
-        if (lane == 0) a0 = fmaf(P.route_w[pair], y0, a0), a1 = fmaf(P.route_w[pair], y1, a1);
+        if (lane == 0) a0 = fmaf(wk, y0, a0), a1 = fmaf(wk, y1, a1);
         clk.mark(kPhDownSlot);
     }
     *acc0 = a0;

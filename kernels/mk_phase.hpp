@@ -48,6 +48,25 @@ inline const char* const kMkPhaseNames[kMkPhases] = {
     "expert down: a slot", "expert down: add"};
 
 __device__ unsigned mk_phase_on;
+
+// The megakernel's entry copies mk_phase_on into shared memory (ARBOR_MK_PHASE_FLAG_SMEM, default
+// on): every stage and every workgroup item tests the flag, and a global read of it after a grid
+// barrier went to L2, with the branch on it stalling the item behind that round trip.
+#ifndef ARBOR_MK_PHASE_FLAG_SMEM
+#define ARBOR_MK_PHASE_FLAG_SMEM 1
+#endif
+#if ARBOR_MK_PHASE_FLAG_SMEM
+__shared__ unsigned mk_phase_on_s;
+__device__ inline bool mk_phase_flag() { return mk_phase_on_s != 0; }
+#else
+__device__ inline bool mk_phase_flag() { return mk_phase_on != 0; }
+#endif
+// At the megakernel's entry, before its first __syncthreads.
+__device__ inline void mk_phase_flag_load() {
+#if ARBOR_MK_PHASE_FLAG_SMEM
+    if (threadIdx.x == 0) mk_phase_on_s = mk_phase_on;
+#endif
+}
 __device__ unsigned long long mk_phase_ns[kMkPhases];
 __device__ unsigned long long mk_phase_marks[kMkPhases];
 __device__ unsigned long long mk_phase_cycles[kMkPhases];
@@ -90,12 +109,11 @@ __device__ inline void mk_phase_add(int p, unsigned long long ns, unsigned long 
 struct PhaseClock {
     bool on;
     unsigned long long t, c;
-    // The flag is set by the host between launches, so within a pass a plain (cached) read is
-    // exact; items on the hot path pay one L1 hit, not a trip to L2.
+    // The flag is set by the host between launches, so the launch's copy (mk_phase_flag) is exact.
     // `enabled` false (a sub-phase clock without ARBOR_MK_SUBPHASES) leaves it off for good.
     // The cycles too only in sub-phase builds: elsewhere the attention items' registers stay as
     // they were.
-    __device__ explicit PhaseClock(bool enabled = true) : on(enabled && mk_phase_on != 0), t(0), c(0) {
+    __device__ explicit PhaseClock(bool enabled = true) : on(enabled && mk_phase_flag()), t(0), c(0) {
         if (on) {
             __syncthreads();
             t = arbor_wall_ns();
@@ -123,7 +141,7 @@ struct WarpPhaseClock {
     int lane;
     unsigned long long t, c;
     __device__ WarpPhaseClock(int lane_, bool sample = true)
-        : on(ARBOR_MK_SUBPHASES && sample && mk_phase_on != 0), lane(lane_), t(0), c(0) {
+        : on(ARBOR_MK_SUBPHASES && sample && mk_phase_flag()), lane(lane_), t(0), c(0) {
         if (on) {
             arbor_syncwarp();
             t = arbor_wall_ns();

@@ -6,9 +6,9 @@
 #      of the megakernel, the spills that matter in hot loops, and its SASS instructions;
 #   3. runs gpu_megakernel_exact (row dots of every tensor of the carried models),
 #      gpu_megakernel_hang and gpu_logits_exact --a gpu --b cpu (the full suite);
-#   4. runs the exactness suite with each A/B switch (ARBOR_GPU_PACKED=0, ARBOR_GPU_HEAD_SPLIT=0:
-#      --quick) and with the profiling probe ARBOR_GPU_PROBE_REPEAT=1 (the full suite: its
-#      repeated router select needs the MoE models);
+#   4. runs the exactness suite with the A/B switch ARBOR_GPU_HEAD_SPLIT=0 (--quick) and with
+#      the profiling probe ARBOR_GPU_PROBE_REPEAT=1 (the full suite: its repeated router select
+#      needs the MoE models);
 #   5. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
 #      flashnext 30b-a3b shapes (zero-data synth), the q4b appends also with ARBOR_GPU_TILES=0,
 #      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows,
@@ -80,8 +80,9 @@ fi
 # The A/B switches' exactness (their timings are recorded in docs/BENCHMARKS.md; time them again
 # with ARBOR_CHECK_AB=1), and the profiling probe's over the full suite (its repeated router
 # select runs only in the MoE models; it repeats idempotent stages only).
-echo "== packed terms off, head split off (quick); probe repeat (full suite): exactness"
-ARBOR_GPU_PACKED=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
+# (The byte-wise row-dot path exists only in builds with -DARBOR_MK_PACKED_SWITCH=1: build one as
+# a device-ab.sh variant and run its gpu_logits_exact with ARBOR_GPU_PACKED=0.)
+echo "== head split off (quick); probe repeat (full suite): exactness"
 ARBOR_GPU_HEAD_SPLIT=0 timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1
 ARBOR_GPU_PROBE_REPEAT=1 timeout 150 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" 2>&1 | tail -1
 B() { m=$1; shift; timeout 60 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu "$@" 2>&1 | grep -E "^(decode|read|prefill|error)"; }
@@ -93,7 +94,6 @@ SHORT=${ARBOR_CHECK_SHORT:-0}
 echo "== moe"; B moe --rows decode@229,read50@229,prefill256@229 --reps 3 --json "$OUTDIR/moe.json"
 echo "== fn"; B fn --rows decode@229 --reps 3 --json "$OUTDIR/fn.json"
 if [ "${ARBOR_CHECK_AB:-0}" = 1 ]; then
-    for m in q4b moe; do ARBOR_GPU_PACKED=0 B $m --rows decode@229,read50@229 --reps 3; done
     for m in q4b moe fn; do ARBOR_GPU_HEAD_SPLIT=0 B $m --rows decode@229 --reps 3; done
 fi
 for m in q4b moe fn; do

@@ -94,6 +94,33 @@ private slots:
         QCOMPARE(check_format<qb::Q2_K>(rng, 200, "Q2_K"), 8 * 200);
     }
 
+    // The branch-free scale/min extraction (the packed Q4_K/Q5_K path) against k4_scale_min,
+    // for random scale bytes and for each byte at 0x00, 0x3f, 0x40, 0xc0 and 0xff.
+    void k4ScaleWords() {
+        QRandomGenerator rng(4);
+        uint8_t s[12];
+        auto check = [&]() {
+            uint32_t w[3];
+            std::memcpy(w, s, 12);
+            for (int j = 0; j < 8; ++j) {
+                int sc0, m0, sc1, m1;
+                qb::k4_scale_min(s, j, &sc0, &m0);
+                qb::k4_scale_min_w(w[0], w[1], w[2], j, &sc1, &m1);
+                if (sc0 != sc1 || m0 != m1) return false;
+            }
+            return true;
+        };
+        for (int i = 0; i < 200000; ++i) {
+            for (uint8_t& v : s) v = uint8_t(rng.bounded(256));
+            QVERIFY(check());
+        }
+        const uint8_t edge[5] = {0x00, 0x3f, 0x40, 0xc0, 0xff};
+        for (int i = 0; i < 20000; ++i) {
+            for (uint8_t& v : s) v = edge[rng.bounded(5)];
+            QVERIFY(check());
+        }
+    }
+
     void lut16PicksEachEntry() {
         constexpr uint32_t t0 = 0x03020100u, t1 = 0x07060504u, t2 = 0x0b0a0908u, t3 = 0x0f0e0d0cu;
         for (uint32_t i = 0; i < 16; ++i)

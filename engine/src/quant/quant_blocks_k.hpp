@@ -18,6 +18,18 @@ ARBOR_HD inline void k4_scale_min(const uint8_t* s, int j, int* sc, int* m) {
     }
 }
 
+// k4_scale_min from the 12 scale bytes as three little-endian words (s0 = bytes 0-3, s1 = 4-7,
+// s2 = 8-11), without a branch: byte j & 3 of each word is byte j, j + 4 or j - 4 as needed, and
+// the two cases are chosen by selects. The GPU row dots use it so that no branch stands between
+// their loads (a branch ends the block a scheduler may hoist loads within).
+ARBOR_HD inline void k4_scale_min_w(uint32_t s0, uint32_t s1, uint32_t s2, int j, int* sc, int* m) {
+    const int sh = 8 * (j & 3);
+    const int a = int((s0 >> sh) & 0xffu), b = int((s1 >> sh) & 0xffu), c = int((s2 >> sh) & 0xffu);
+    const bool lo = j < 4;  // a = byte j, b = byte j + 4; else a = byte j - 4, b = byte j, c = byte j + 4
+    *sc = lo ? (a & 63) : ((c & 0xf) | ((a >> 6) << 4));
+    *m = lo ? (b & 63) : ((c >> 4) | ((b >> 6) << 4));
+}
+
 // Q3_K: the 6-bit scale k (0..15) of 16-element group k, unsigned (subtract 32 to use it).
 ARBOR_HD inline int k3_scale(const uint8_t* s, int k) {
     const int low = k < 8 ? (s[k] & 0xf) : (s[k - 8] >> 4);

@@ -146,13 +146,14 @@ struct Packed<Q8_0> {
 // codes are nibbles of the 32 bytes at qs0 + 32 * (sb / 2).
 ARBOR_HD inline PackedSub k4_unpack(const uint8_t* b, int sb, const uint8_t* qs0) {
     PackedSub p;
-    k4_scale_min(b + 4, sb, &p.k1, &p.k2);
+    k4_scale_min_w(ld32_a4(b + 4), ld32_a4(b + 8), ld32_a4(b + 12), sb, &p.k1, &p.k2);
     const uint8_t* qs = qs0 + 32 * (sb / 2);
     const int shift = 4 * (sb % 2);
     ARBOR_UNROLL
     for (int j = 0; j < 8; ++j) p.q[j] = (ld32_a4(qs + 4 * j) >> shift) & 0x0f0f0f0fu;
-    p.ws = fp16_to_f32(ld16(b));
-    p.wm = -fp16_to_f32(ld16(b + 2));
+    const uint32_t dm = ld32_a4(b);  // d, then dmin
+    p.ws = fp16_to_f32(dm & 0xffffu);
+    p.wm = -fp16_to_f32(dm >> 16);
     return p;
 }
 
