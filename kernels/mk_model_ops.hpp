@@ -369,6 +369,7 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
             if (fi < 0) fi = i, fv = v[k];
             if (v[k] == v[k] && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
         }
+        // (tests/gpu/topk_lanes_model.py models these rounds lane by lane: keep the two in step.)
         // num::top_k's scan keeps the first untaken expert when its probability is NaN (nothing
         // compares greater than a NaN) and otherwise ends on the largest non-NaN one, the lowest
         // id on ties. A round with a NaN candidate therefore finds the warp's first untaken
