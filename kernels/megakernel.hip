@@ -9,6 +9,7 @@
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
 #include "mk_phase.hpp"
+#include "mk_desc.hpp"
 #include "mk_flashnext_ops.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
@@ -136,10 +137,17 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
     const long long gwarp = static_cast<long long>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
     const long long warps = static_cast<long long>(gridDim.x) * warps_per_block;
     int si = 0;
+#if ARBOR_MK_SMEM_DESC
+    __shared__ MkDescCache dc;
+    mk_desc_fill(prog, 0, &dc);
+#define ARBOR_MK_STAGE(i) mk_desc_stage(prog, dc, (i))
+#else
+#define ARBOR_MK_STAGE(i) prog.stages[(i)]
+#endif
     for (int level = 0; level < prog.n_levels; ++level) {
-        for (; si < prog.n_stages && prog.stages[si].level == level; ++si) {
+        for (; si < prog.n_stages && ARBOR_MK_STAGE(si).level == level; ++si) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
-            mk_run_stage(prog.stages[si], si, level, sync, gwarp, warps, lane, smem);
+            mk_run_stage(ARBOR_MK_STAGE(si), si, level, sync, gwarp, warps, lane, smem);
             if (prog.events) {
                 __syncthreads();
                 if (threadIdx.x == 0) mk_event(prog, &n_events, si, t0, arbor_wall_ns());
@@ -147,10 +155,18 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
         }
         if (level + 1 < prog.n_levels) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
+#if ARBOR_MK_SMEM_DESC
+            // The next level's descriptors are copied between the arrival and the wait.
+            mk_grid_arrive(sync);
+            mk_desc_fill(prog, si, &dc);
+            if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
+#else
             if (!mk_grid_barrier(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
+#endif
             if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, -(level + 1), t0, arbor_wall_ns());
         }
     }
+#undef ARBOR_MK_STAGE
     // The last workgroup out resets the barrier for the next pass: no memset launch needed.
     __syncthreads();
     if (threadIdx.x == 0) {

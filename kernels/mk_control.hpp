@@ -25,8 +25,9 @@ enum MkAbSwitch : unsigned {
 
 // ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)
 // compiles the ARBOR_GPU_PACKED=0 switch into the row dots. Off by default: the switch was a
-// global load and a branch in every sub-block of every row dot, and compiling it out made a
-// decode step 0.6-0.8 ms faster on the H200 (docs/BENCHMARKS.md). Without it the variable is
+// global load and a branch in every sub-block of every row dot; compiling it out (with three
+// smaller changes measured in the same build) made a decode step 0.56-0.78 ms faster on the
+// H200 (docs/BENCHMARKS.md, gpu-next12). Without it the variable is
 // still set, and ARBOR_GPU_PACKED=0 is reported as ignored.
 #ifndef ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_PACKED_SWITCH 0

@@ -274,7 +274,7 @@ __device__ inline void mk_fn_shared_quantize(const MkPass& P, long long t, int l
 __device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkFnPass& F = *P.fn;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const MkW& ds = F.layers[s.layer].down_shexp;
     const long long Fs = F.n_ff_shexp, r = 2 * item;
     const bool two = r + 1 < d.n_embd;

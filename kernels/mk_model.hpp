@@ -191,6 +191,28 @@ struct MkModelStage {
     int head_parts;      // AttnChunk, FnAttnChunk: items per chunk, each 1/head_parts of the group's q heads
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
+    // The layer's weight record: the device address of pass->layers[layer] (null for a stage
+    // outside the layers), or with ARBOR_MK_SMEM_DESC the workgroup's shared copy of it.
+    const MkLayerW* lw;
 };
+
+// ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
+// their layer record into shared memory while it waits at the grid barrier (megakernel.hip,
+// mk_desc.hpp), and the ops read their layer record through MkModelStage::lw, so that an item's
+// first loads are its weights, not a chain of descriptor loads from L2. Off by default until a
+// same-run A/B on a GPU decides (docs/GPU.md).
+#ifndef ARBOR_MK_SMEM_DESC
+#define ARBOR_MK_SMEM_DESC 0
+#endif
+
+// Stage s's layer weights.
+__device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {
+#if ARBOR_MK_SMEM_DESC
+    (void)P;
+    return *s.lw;
+#else
+    return P.layers[s.layer];
+#endif
+}
 
 }  // namespace arbor::gpu

@@ -177,7 +177,7 @@ __device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long 
 // matrix), their dots computed together.
 __device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
     const long long R = nq + nk + d.n_head_kv * d.hd_v;
     const long long r = 2 * item;
@@ -200,7 +200,7 @@ __device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long 
 // Item hi * T + t: head hi of [Q heads | K heads | V heads] for token t.
 __device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long T = P.n_tokens, hi = item / T, t = item % T;
     const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
     const long long R = nq + nk + d.n_head_kv * d.hd_v;
@@ -262,7 +262,7 @@ __device__ inline void mk_matmul_add(const MkPass& P, const MkModelStage& s, lon
 }
 
 __device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long long r, int lane) {
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long n_embd = P.d.n_embd;
     const uint8_t* gr = mkm::wrow(L.gate, r);
     const uint8_t* ur = mkm::wrow(L.up, r);
@@ -369,6 +369,7 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
             if (fi < 0) fi = i, fv = v[k];
             if (v[k] == v[k] && (bi < 0 || v[k] > bp)) bp = v[k], bi = i;
         }
+        // (tests/gpu/topk_lanes_model.py models these rounds lane by lane: keep the two in step.)
         // num::top_k's scan keeps the first untaken expert when its probability is NaN (nothing
         // compares greater than a NaN) and otherwise ends on the largest non-NaN one, the lowest
         // id on ties. A round with a NaN candidate therefore finds the warp's first untaken
@@ -436,7 +437,7 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     WarpPhaseClock clk(lane, (item & 15) == 0);
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
     const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
@@ -489,7 +490,7 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
 // Item i: rows 2i and 2i+1 of every token's combine over its slots (slot order).
 __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long r = 2 * item;
     const bool two = r + 1 < d.n_embd;
     WarpPhaseClock clk(lane, (item & 15) == 0);

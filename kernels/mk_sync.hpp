@@ -79,4 +79,20 @@ __device__ inline bool mk_grid_barrier(const MkSync& s, unsigned target, int sta
     return ok != 0;
 }
 
+// The same barrier in two halves, so that a workgroup can do work that does not depend on the
+// other workgroups (ARBOR_MK_SMEM_DESC's descriptor copy) between its arrival and its wait.
+__device__ inline void mk_grid_arrive(const MkSync& s) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(&s.dev->barrier.value, 1u);
+    }
+}
+__device__ inline bool mk_grid_wait(const MkSync& s, unsigned target, int stage, int level) {
+    __shared__ int ok;
+    if (threadIdx.x == 0) ok = mk_wait_geq(s, &s.dev->barrier.value, target, stage, level, kWaitGridBarrier) ? 1 : 0;
+    __syncthreads();
+    return ok != 0;
+}
+
 }  // namespace arbor::gpu

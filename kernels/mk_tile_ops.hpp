@@ -185,7 +185,7 @@ __device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelSt
 // Item rt * ceil(T / kTileTokens) + tt: H[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t]) for
 // kTileRows / 2 rows and kTileTokens tokens (gate and up of one format the host accepts).
 __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens, n = P.d.n_embd;
     constexpr int kRows = kTileRows / 2;
     const long long r0 = (item / n_tt) * kRows, t0 = (item % n_tt) * kTileTokens;
@@ -210,7 +210,7 @@ __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelSta
 // for the tile's tokens, + bias, into qkv.
 __device__ __noinline__ void mk_qkv_dots_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const MkDims& d = P.d;
-    const MkLayerW& L = P.layers[s.layer];
+    const MkLayerW& L = mk_layer(P, s);
     const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
     const long long R = nq + nk + d.n_head_kv * d.hd_v;
     const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;

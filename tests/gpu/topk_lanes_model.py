@@ -6,8 +6,9 @@ Lane j holds experts j, j + 32, ... (up to 8 a lane). Each round: every lane fin
 untaken expert and its largest non-NaN untaken one; a round with a NaN candidate takes the warp's
 first untaken expert when that expert's probability is NaN; otherwise the warp's best is the
 largest value, then the lowest id, found either by the two warp reductions on the float bits
-(NVIDIA) or by the shuffle tree (elsewhere). Both must equal the scan for every slot, with NaN
-patterns included. The old rounds (each lane's candidate by `v > best` with NaN kept, then the
+(NVIDIA) or by the shuffle tree (elsewhere). Both must equal the scan for every slot, the
+expert id and the probability's bits, with every lane agreeing, NaN patterns included; K runs
+from 1 to E in some cases. The old rounds (each lane's candidate by `v > best` with NaN kept, then the
 tree) are modelled too, and must fail on some NaN case, so the model can tell the two apart.
 Exit status 0 when every case agrees."""
 import random
@@ -25,7 +26,7 @@ def bits(x):
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
-def scan_top_k(p, k):  # num::top_k
+def scan_top_k(p, k):  # num::top_k: the ids and their probabilities, slot by slot
     idx = []
     for _ in range(k):
         best = -1
@@ -35,7 +36,7 @@ def scan_top_k(p, k):  # num::top_k
             if best < 0 or p[i] > p[best]:
                 best = i
         idx.append(best)
-    return idx
+    return [(i, bits(p[i])) for i in idx]
 
 
 def tree(bp, bi):  # the shuffle tree over 32 lanes: xor partners, every lane ends on one value
@@ -87,12 +88,12 @@ def lanes_top_k(p, k, reductions, old=False):
             bp = [struct.unpack("<f", struct.pack("<I", top))[0] if i != 0xFFFFFFFF else 0.0] * 32
         if use_tree:
             bp, bi = tree(bp, bi)
-        # every lane must agree: the taken bit is set by the lane holding the winner, and slot
-        # `slot` is written by one lane
-        if len(set(bi)) != 1:
+        # every lane must agree on the id and the probability: the taken bit is set by the lane
+        # holding the winner, and slot `slot` is written by one lane
+        if len(set(bi)) != 1 or len(set(bits(x) for x in bp)) != 1:
             return None
         w = bi[0]
-        out.append(w)
+        out.append((w, bits(bp[0])))
         if w >= 0:
             taken[w % 32] |= 1 << (w // 32)
     return out
@@ -115,8 +116,10 @@ def main():
     rng = random.Random(11)
     cases = fails = old_fails = 0
     for n in range(8000):
-        E = rng.choice([3, 8, 31, 32, 33, 60, 64, 128, 160, 256])
-        k = rng.randint(1, min(E, 10))
+        E = rng.choice([3, 8, 31, 32, 33, 60, 64, 128, 160, 256]) if n % 2 else rng.randint(1, 256)
+        # mostly the few slots models use; every tenth case up to every expert (slots past 32
+        # go through memory in the kernel, the same rounds)
+        k = rng.randint(1, E) if n % 10 == 0 else rng.randint(1, min(E, 10))
         pattern = ["plain", "ties", "all_nan", "some_nan"][n % 4]
         p = probabilities(rng, E, pattern)
         want = scan_top_k(p, k)
