@@ -15,7 +15,10 @@
 # than "new" (each is built in /tmp/bb-NAME and labelled NAME).
 # ARBOR_AB_VARIANTS="NAME=FLAGS;NAME=FLAGS" also builds this tree with extra CUDA flags (for
 # compile-time switches such as -DARBOR_MK_ATTN_PIPE=0), in /tmp/bv-NAME, labelled new/NAME.
-# ARBOR_AB_ROUNDS sets the rounds (default 3).
+# ARBOR_AB_ROUNDS sets the rounds (default 3). ARBOR_AB_VARIANT_EXACT=1 (build part) also builds
+# each variant's GPU test programs and runs gpu_megakernel_exact, gpu_megakernel_hang and the full
+# gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
+# by default on the strength of one call. scripts/device-carry.sh prepares the carried folders.
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -45,6 +48,8 @@ variants() {  # NAME FLAGS lines
     local IFS=';' v
     for v in $VARIANTS; do [ -n "$v" ] && echo "${v%%=*} ${v#*=}"; done
 }
+vtests=""
+[ "${ARBOR_AB_VARIANT_EXACT:-0}" = 1 ] && vtests="gpu_logits_exact gpu_megakernel_exact gpu_megakernel_hang"
 if [ "$PART" = build ]; then
     pids=() trees=()
     for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids+=($!) trees+=("$b"); done
@@ -53,7 +58,7 @@ if [ "$PART" = build ]; then
         ( mkdir -p /tmp/bv-$name &&
           cmake -S . -B /tmp/bv-$name -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
               -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_FLAGS=$flags" >/tmp/bv-$name/configure.log 2>&1 &&
-          nice ninja -C /tmp/bv-$name arbor-cli >/tmp/bv-$name/build.log 2>&1 ) &
+          nice ninja -C /tmp/bv-$name arbor-cli $vtests >/tmp/bv-$name/build.log 2>&1 ) &
         pids+=($!) trees+=("variant $name ($flags)")
     done < <(variants)
     rc=0
@@ -74,6 +79,20 @@ if [ "$PART" = build ]; then
         wait "${pids[$i]}" || { echo "error: the build of ${trees[$i]} failed (the run part leaves it out)"; rc=2; }
     done
     echo "baselines built: $(el) s"
+    if [ -n "$vtests" ]; then
+        models=${ARBOR_EXACT_MODELS:-.carry/models}
+        while read -r name flags; do
+            [ -n "$name" ] || continue
+            v=/tmp/bv-$name
+            [ -x $v/tests/gpu/gpu_logits_exact ] || { echo "variant $name: no test programs (build failed?)"; rc=2; continue; }
+            r1=$(ARBOR_GPU_MODELS="$models" timeout 120 $v/tests/gpu/gpu_megakernel_exact 2>&1 | tail -1)
+            r2=$(timeout 60 $v/tests/gpu/gpu_megakernel_hang 2>&1 | tail -1)
+            r3=$(timeout 150 $v/tests/gpu/gpu_logits_exact --a gpu --b cpu --models "$models" --cli $v/engine/arbor-cli 2>&1 | tail -1)
+            echo "variant $name exactness: megakernel_exact [$r1] hang [$r2] logits [$r3]"
+            case "$r1 $r2 $r3" in *" 0 failed"*" 0 failed"*" 0 failed"*) ;; *) rc=2 ;; esac
+        done < <(variants)
+        echo "variants checked: $(el) s"
+    fi
     exit $rc
 fi
 CLI=/tmp/b/engine/arbor-cli

@@ -9,9 +9,9 @@
 #   also run when present: every other *.gguf there (Q2_K, Q3_K_M, Q4_1, Q5_0, Q5_1,
 #             random-llama-bf16). The other architectures (qwen2, llama at the synthetic shape,
 #             every architecture `arbor-cli synth` knows) are synthesized at run time.
-# Fill it, from the repository root (59.6 MB: all but random-qwen3-F16, whose F16 weights the
-# synthetic llama-F16 model covers; the working tree must stay under 64 MiB in all):
-#   mkdir -p .carry/models && cp ../shared/data/models/stories260K.gguf ../shared/data/quant/random-*.gguf .carry/models/ && rm .carry/models/random-qwen3-F16.gguf
+# Fill it, from the repository root, with `bash scripts/device-carry.sh` (all but
+# random-qwen3-F16, whose F16 weights the synthetic llama-F16 model covers, and the qwen3moe
+# Q5_0/Q5_1 models, so that a baseline tree fits beside it in the 64 MiB a call may carry).
 # Then one device call:
 #   run(command="sh scripts/device-exactness.sh", carry=[".carry/models"], timeout_s=600)
 # Arguments go to the suite: --quick, --only TEXT, or other backends, e.g.
