@@ -14,7 +14,7 @@
 # fails prints a FAIL row, left out of the medians. Baseline folders need distinct names other
 # than "new" (each is built in /tmp/bb-NAME and labelled NAME).
 # ARBOR_AB_VARIANTS="NAME=FLAGS;NAME=FLAGS" also builds this tree with extra CUDA flags (for
-# compile-time switches such as -DARBOR_MK_ATTN_PIPE=0), in /tmp/bv-NAME, labelled new/NAME.
+# compile-time switches such as -DARBOR_MK_SMEM_DESC=1), in /tmp/bv-NAME, labelled new/NAME.
 # ARBOR_AB_ROUNDS sets the rounds (default 3). ARBOR_AB_VARIANT_EXACT=1 (build part) also builds
 # each variant's GPU test programs and runs gpu_megakernel_exact, gpu_megakernel_hang and the full
 # gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
