@@ -481,6 +481,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
     };
     int gl = 0;
     size_t i = 0;
+    const long long n_layers = static_cast<long long>(model_->weights().layers.size());
     while (i < plan_.stages.size()) {
         const int lv = plan_.stages[i].level;
         std::vector<std::vector<Step>> per;
@@ -601,8 +602,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 m.level = gl + int(k);
                 m.items = st[k].items;
                 m.model = st[k].a;
-                const long long nl = static_cast<long long>(model_->weights().layers.size());
-                m.model.lw = m.model.layer >= 0 && m.model.layer < nl ? layers_.as<gpu::MkLayerW>() + m.model.layer : nullptr;
+                m.model.lw = m.model.layer >= 0 && m.model.layer < n_layers ? layers_.as<gpu::MkLayerW>() + m.model.layer
+                                                                             : nullptr;
                 program_.push_back(m);
                 if (profile_) {  // labels only when someone reads them
                     const plan::Stage& ps = *st[k].stage;

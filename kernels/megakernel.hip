@@ -155,14 +155,11 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
         }
         if (level + 1 < prog.n_levels) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
-#if ARBOR_MK_SMEM_DESC
-            // The next level's descriptors are copied between the arrival and the wait.
             mk_grid_arrive(sync);
-            mk_desc_fill(prog, si, &dc);
-            if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
-#else
-            if (!mk_grid_barrier(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
+#if ARBOR_MK_SMEM_DESC
+            mk_desc_fill(prog, si, &dc);  // the next level's descriptors, between the arrival and the wait
 #endif
+            if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
             if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, -(level + 1), t0, arbor_wall_ns());
         }
     }

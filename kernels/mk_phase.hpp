@@ -1,12 +1,12 @@
 // Phase clocks inside work items, for `bench --profile`: where an item's time goes (staging,
 // dot products, softmax, ...), summed over every item into one counter per phase, and the item
 // clocks (each op's items' wall time). Off unless the profiler turns them on for a pass (one
-// global flag, which the megakernel copies into shared memory at its entry); on, each workgroup mark is a workgroup barrier plus a clock
-// read and atomic adds by thread 0 (a warp mark: a warp sync and lane 0's), so profiled passes
-// run slightly slower and only the shares are meaningful. The counters are __device__ globals of
-// the including module, so only megakernel.hip's translation unit may include this header (it
-// does, also through mk_block_ops.hpp, mk_tile_ops.hpp, mk_model_ops.hpp and
-// mk_flashnext_ops.hpp).
+// global flag, which the megakernel copies into shared memory at its entry); on, each workgroup
+// mark is a workgroup barrier plus a clock read and atomic adds by thread 0 (a warp mark: a warp
+// sync and lane 0's), so profiled passes run slightly slower and only the shares are
+// meaningful. The counters are __device__ globals of the including module, so only
+// megakernel.hip's translation unit may include this header (it does, also through
+// mk_block_ops.hpp, mk_tile_ops.hpp, mk_model_ops.hpp and mk_flashnext_ops.hpp).
 #pragma once
 
 #include "arbor_hip.hpp"

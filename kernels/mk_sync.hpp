@@ -65,22 +65,10 @@ __device__ inline bool mk_wait_geq(const MkSync& s, const unsigned int* counter,
     }
 }
 
-// A grid barrier: every workgroup arrives once per level; `target` is (levels passed) * grid.
-// Returns false (for every thread of the block) when the pass is being aborted.
-__device__ inline bool mk_grid_barrier(const MkSync& s, unsigned target, int stage, int level) {
-    __shared__ int ok;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(&s.dev->barrier.value, 1u);
-        ok = mk_wait_geq(s, &s.dev->barrier.value, target, stage, level, kWaitGridBarrier) ? 1 : 0;
-    }
-    __syncthreads();
-    return ok != 0;
-}
-
-// The same barrier in two halves, so that a workgroup can do work that does not depend on the
-// other workgroups (ARBOR_MK_SMEM_DESC's descriptor copy) between its arrival and its wait.
+// A grid barrier in two halves: every workgroup arrives once per level, then waits until
+// `target` = (levels passed) * grid have arrived. Between the two a workgroup may do work that
+// does not depend on the others (ARBOR_MK_SMEM_DESC's descriptor copy). The wait returns false
+// (for every thread of the block) when the pass is being aborted.
 __device__ inline void mk_grid_arrive(const MkSync& s) {
     __syncthreads();
     if (threadIdx.x == 0) {
