@@ -174,7 +174,7 @@ private:
     std::vector<float> vec_host_;                   // staged small vectors
     std::map<const float*, size_t> vec_off_;        // host vector data -> offset in floats
     DevMem x_, xn_, xq_, rope_, qkv_, q_, att_, attq_, part_, h_, hq_, router_, ridx_, rw_, he_, heq_,
-        logits_, tok_, pos_, seq_, out_, pages_;
+        logits_, tok_, pos_, seq_, out_, pages_, dep_, ye_;
     MkPass host_pass_{};
     MkPass* pass_dev_ = nullptr;
     int64_t max_chunks_cap_ = 0;
@@ -423,6 +423,12 @@ Status GpuBackend::alloc_buffers() {
         {&pos_, T * 4, "the positions"},
         {&seq_, T * 4, "the sequence ids"},
         {&out_, T * 4, "the output rows"},
+        // ARBOR_MK_FUSE_TAILS's counters: a Q/K/V head's, an H block's (every token) or an HE block's.
+        {&dep_, std::max({size_t(c.n_head + 2 * c.n_head_kv), size_t(c.n_ff / 32 + 1), T * K * size_t(c.n_ff_exp / 32 + 1),
+                          size_t(gpu::kMkDownSplitTokens) * size_t(c.n_embd / 2 + 1)}) * 4,
+         "the dependency counters"},
+        {&ye_, ARBOR_MK_DOWN_SPLIT && c.n_expert > 0 ? size_t(gpu::kMkDownSplitTokens) * K * size_t(c.n_embd) * 4 : 0,
+         "the expert down dots"},
     };
     for (const A& a : allocs)
         if (auto s = a.m->reserve(a.bytes, a.what); !s) return s;
@@ -447,6 +453,9 @@ Status GpuBackend::alloc_buffers() {
     P.pos = pos_.as<int>();
     P.seq = seq_.as<int>();
     P.out_token = out_.as<int>();
+    P.dep = dep_.as<unsigned>();
+    P.ye = ye_.as<float>();
+    if (hipMemset(dep_.p, 0, dep_.bytes) != hipSuccess) return make_error("cannot clear the dependency counters");
     if (hipMalloc(reinterpret_cast<void**>(&pass_dev_), sizeof(MkPass)) != hipSuccess)
         return make_error("cannot allocate the pass block");
     return ensure_chunks(1);
@@ -499,6 +508,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             // cold (its code and data fetched) and then warm. It adds levels; bits are unchanged.
             static const bool probe_repeat = env_is("ARBOR_GPU_PROBE_REPEAT", "1");
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
+            // ARBOR_MK_FUSE_TAILS builds: ARBOR_GPU_FUSE_TAILS=0 gives the finish and the Q8A
+            // blocks their levels back (an A/B switch; the bits are the same either way).
+            static const bool fuse_tails = ARBOR_MK_FUSE_TAILS && !env_off("ARBOR_GPU_FUSE_TAILS");
+            // ARBOR_MK_DOWN_SPLIT builds: ARBOR_GPU_DOWN_SPLIT=0 runs the expert down as before.
+            static const bool down_split = ARBOR_MK_DOWN_SPLIT && !env_off("ARBOR_GPU_DOWN_SPLIT");
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
             if (s.weight) a.w = dev_weight(*s.weight).value();
@@ -530,6 +544,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     Lw.wq.rows % gpu::kTileRows == 0 && Lw.wk.rows % gpu::kTileRows == 0 &&
                     Lw.wv.rows % gpu::kTileRows == 0) {
                     st.push_back({gpu::kOpQkvDotsTile, tiles(qkv_rows, gpu::kTileRows), a, " dot tiles", &s});
+                } else if (fuse_tails) {  // the finish as the dots' tail (mk_dep_tail)
+                    gpu::MkModelStage f = a;
+                    f.dep_tail = 1;
+                    st.push_back({gpu::kOpQkvDots, qkv_rows / 2, f, " dots+norm+rope", &s});
+                    break;
                 } else {
                     st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
                 }
@@ -557,6 +576,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
                     many && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
                     st.push_back({gpu::kOpGatedFfnTile, tiles(c.n_ff, gpu::kTileRows / 2), a, " tiles", &s});
+                } else if (fuse_tails && s.quantize_out && c.n_ff % 32 == 0) {  // Q8A blocks as the tail
+                    gpu::MkModelStage f = a;
+                    f.dep_tail = 1;
+                    st.push_back({gpu::kOpGatedFfn, c.n_ff, f, " +q8a", &s});
+                    break;
                 } else {
                     st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
                 }
@@ -572,10 +596,24 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             }
             case plan::Op::ExpertGatedFfn:
+                if (fuse_tails && s.quantize_out && c.n_ff_exp % 32 == 0) {  // Q8A blocks as the tail
+                    gpu::MkModelStage f = a;
+                    f.dep_tail = 1;
+                    st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, f, " +q8a", &s});
+                    break;
+                }
                 st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
-            case plan::Op::ExpertDownAdd: st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s}); break;
+            case plan::Op::ExpertDownAdd:
+                if (down_split && T <= gpu::kMkDownSplitTokens) {  // (row pair, slot) items, the combine as their tail
+                    gpu::MkModelStage f = a;
+                    f.dep_tail = 1;
+                    st.push_back({gpu::kOpExpertDownDots, (c.n_embd + 1) / 2 * T * K, f, " split", &s});
+                    break;
+                }
+                st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s});
+                break;
             case plan::Op::LmHead: {
                 gpu::MkModelStage h = a;
                 h.out_buf = gpu::kBufLogits;
@@ -612,6 +650,22 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 }
             }
         gl += int(depth);
+    }
+    // Barrier tails (ARBOR_MK_BARRIER_TAILS; ARBOR_GPU_BARRIER_TAILS=0 turns them off in such a
+    // build): a level of one RMSNorm or router select stage of at most kMkTailItems items, neither
+    // the first level nor the last, runs in the last workgroup to arrive at the barrier before it.
+    static const bool tails = ARBOR_MK_BARRIER_TAILS && !env_off("ARBOR_GPU_BARRIER_TAILS");
+    if (tails && !program_.empty()) {
+        const int last_level = program_.back().level;
+        for (size_t k = 0; k < program_.size(); ++k) {
+            gpu::MkStage& m = program_[k];
+            const bool alone = (k == 0 || program_[k - 1].level != m.level) &&
+                               (k + 1 == program_.size() || program_[k + 1].level != m.level);
+            m.tail = alone && m.level > 0 && m.level < last_level && m.items <= gpu::kMkTailItems &&
+                             (m.op == gpu::kOpRmsNorm || m.op == gpu::kOpRouterSelect)
+                         ? 1
+                         : 0;
+        }
     }
 }
 
@@ -652,7 +706,11 @@ Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
     ro.trace_path = trace_path_;
     if (profile_) ro.stage_names = stage_names_;
     gpu::LaunchInfo info;
-    if (auto s = rt_->run(program_, ro, &info); !s) return s;
+    if (auto s = rt_->run(program_, ro, &info); !s) {
+        // A failed pass may leave dependency counts behind (ARBOR_MK_FUSE_TAILS): clear them.
+        (void)hipMemset(dep_.p, 0, dep_.bytes);
+        return s;
+    }
     ++counters_.passes;
     counters_.launches += info.launches;
     counters_.device_ms += info.ms;

@@ -117,6 +117,9 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                     if (lane == 0) mk_item_time(st.op, item != gwarp, t0);
                 }
             }
+#if ARBOR_MK_DEP_TAILS
+            if (st.model.dep_tail) mk_dep_tail(st.op, st.model, st.items, gwarp, warps, lane);
+#endif
         } else if (st.op >= kOpFnEmbedHc && st.op <= kOpFnLast) {
             mk_flashnext_stage(st, gwarp, warps, lane);
         } else if (gwarp == 0 && lane == 0) {
@@ -155,7 +158,29 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
         }
         if (level + 1 < prog.n_levels) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
+#if ARBOR_MK_BARRIER_TAILS
+            // The next level is one small workgroup stage (an RMSNorm or a router select of a
+            // decode step): the last workgroup to arrive runs all its items and then arrives at
+            // that level's barrier for the whole grid, so the level costs no barrier of its own.
+            if (si < prog.n_stages && ARBOR_MK_STAGE(si).tail && level + 2 < prog.n_levels) {
+                if (mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x)) {
+                    const MkStage& tst = ARBOR_MK_STAGE(si);
+                    const unsigned long long t1 = prog.events ? arbor_wall_ns() : 0;
+                    for (long long item = 0; item < tst.items; ++item) {
+                        mk_workgroup_item(tst.op, tst.model, item, smem);
+                        __syncthreads();
+                    }
+                    if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, si, t1, arbor_wall_ns());
+                    mk_grid_release(sync);
+                }
+                ++si;
+                ++level;
+            } else {
+                mk_grid_arrive(sync);
+            }
+#else
             mk_grid_arrive(sync);
+#endif
 #if ARBOR_MK_SMEM_DESC
             mk_desc_fill(prog, si, &dc);  // the next level's descriptors, between the arrival and the wait
 #endif
@@ -203,6 +228,7 @@ static const char* mk_op_name(int op) {
     case kOpRouterSelect: return "router_select";
     case kOpExpertGatedFfn: return "expert_gated_ffn";
     case kOpExpertDownAdd: return "expert_down_add";
+    case kOpExpertDownDots: return "expert_down_dots";
     case kOpMatMulAddTile: return "matmul_add_tile";
     case kOpGatedFfnTile: return "gated_ffn_tile";
     case kOpQkvDotsTile: return "qkv_dots_tile";

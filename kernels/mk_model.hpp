@@ -93,6 +93,11 @@ struct MkPass {
     float* he;         // [T][k][n_ff_exp]
     quant::BlockQ8A* heq;
     float* logits;     // [n_out][n_vocab]
+    float* ye;         // [kMkDownSplitTokens][k][n_embd] the expert down dots (ARBOR_MK_DOWN_SPLIT)
+    // ARBOR_MK_FUSE_TAILS: one counter per dependency of a stage with a tail (the items of a
+    // Q/K/V head, of a Q8A block of H or HE), zero between stages: the warp whose count
+    // completes a dependency runs its tail and sets the counter back to zero.
+    unsigned* dep;
     const MkFnPass* fn;     // flashnext's weights and buffers (device memory); null otherwise
 };
 
@@ -126,6 +131,7 @@ enum MkModelOp : int {
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
     kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
+    kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: n_embd / 2 * T * k
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
@@ -194,6 +200,10 @@ struct MkModelStage {
     // The layer's weight record: the device address of pass->layers[layer] (null for a stage
     // outside the layers), or with ARBOR_MK_SMEM_DESC the workgroup's shared copy of it.
     const MkLayerW* lw;
+    // ARBOR_MK_FUSE_TAILS: the stage's items count into P.dep, and the warp that completes a
+    // dependency runs what was the next level's work on it (mk_dep_tail): the norm and RoPE of a
+    // Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE (ExpertGatedFfn).
+    int dep_tail;
 };
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
@@ -204,6 +214,32 @@ struct MkModelStage {
 #ifndef ARBOR_MK_SMEM_DESC
 #define ARBOR_MK_SMEM_DESC 0
 #endif
+
+// ARBOR_MK_FUSE_TAILS=1: a decode pass's Q/K/V finish and its FFN Q8A blocks run as the tails of
+// the dot stages before them, behind per-dependency counters, where each took a level of its
+// own (docs/GPU.md). Off by default until a same-run A/B on a GPU decides.
+#ifndef ARBOR_MK_FUSE_TAILS
+#define ARBOR_MK_FUSE_TAILS 0
+#endif
+
+// ARBOR_MK_BARRIER_TAILS=1: a level that is one small workgroup stage (a decode step's RMSNorm
+// or router select, at most kMkTailItems items) runs in the last workgroup to arrive at the grid
+// barrier before it, which then arrives at that level's barrier for everyone: the level costs no
+// barrier of its own. Off by default until a same-run A/B on a GPU decides.
+#ifndef ARBOR_MK_BARRIER_TAILS
+#define ARBOR_MK_BARRIER_TAILS 0
+#endif
+constexpr long long kMkTailItems = 2;
+
+// ARBOR_MK_DOWN_SPLIT=1: a pass of at most kMkDownSplitTokens tokens runs the expert down
+// projection as one item per (row pair, slot) (kOpExpertDownDots), where one item ran a row
+// pair's slots one after another; the warp completing a row pair's slots combines them in slot
+// order into X (mk_dep_tail). Off by default until a same-run A/B on a GPU decides.
+#ifndef ARBOR_MK_DOWN_SPLIT
+#define ARBOR_MK_DOWN_SPLIT 0
+#endif
+constexpr long long kMkDownSplitTokens = 8;
+#define ARBOR_MK_DEP_TAILS (ARBOR_MK_FUSE_TAILS || ARBOR_MK_DOWN_SPLIT)
 
 // Stage s's layer weights.
 __device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {

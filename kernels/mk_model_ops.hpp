@@ -506,6 +506,133 @@ __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s
     }
 }
 
+#if ARBOR_MK_DOWN_SPLIT
+// Item i * T k + pair: rows 2i and 2i+1 of the down projection of the
+// expert routed to (token, slot) pair, unweighted, into YE: the dots expert_down_slots takes for
+// that slot, which the item's tail (mk_dep_tail) combines in slot order.
+__device__ inline void mk_expert_down_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = mk_layer(P, s);
+    const long long TK = P.n_tokens * d.n_used, pair = item % TK, r = 2 * (item / TK), nf = d.n_ff_exp;
+    const bool two = r + 1 < d.n_embd;
+    const MkW& dw = L.down_exps;
+    const int e = P.route_idx[pair];
+    float y0, y1;
+    warp_dot_row2(dw.type, mkm::wrow(dw, r, e), mkm::wrow(dw, two ? r + 1 : r, e), P.he + pair * nf, P.heq + pair * (nf / 32),
+                  nf, lane, &y0, &y1);
+    if (lane == 0) {
+        float* y = P.ye + pair * d.n_embd + r;
+        y[0] = y0;
+        if (two) y[1] = y1;
+    }
+}
+
+// Token t's row pair i of the expert down projection from YE: acc = fmaf(w_k, YE[t][k][r], acc)
+// over the slots in slot order from +0, then X[t][r] += acc, as mk_expert_down_add does.
+__device__ inline void expert_down_combine(const MkPass& P, long long t, long long i, int lane) {
+    const MkDims& d = P.d;
+    const long long K = d.n_used, p0 = t * K, r = 2 * i;
+    const bool two = r + 1 < d.n_embd;
+    float a0 = 0.0f, a1 = 0.0f;
+    if (K <= 32) {  // every slot's weight and dots loaded at once, lane k slot k
+        float wk = 0.0f, y0 = 0.0f, y1 = 0.0f;
+        if (lane < K) {
+            const float* y = P.ye + (p0 + lane) * d.n_embd + r;
+            wk = P.route_w[p0 + lane];
+            y0 = y[0];
+            y1 = two ? y[1] : 0.0f;
+        }
+        for (int k = 0; k < static_cast<int>(K); ++k) {
+            const float w = __shfl(wk, k);
+            a0 = fmaf(w, __shfl(y0, k), a0);
+            a1 = fmaf(w, __shfl(y1, k), a1);
+        }
+    } else {
+        for (long long k = 0; k < K; ++k) {
+            const float* y = P.ye + (p0 + k) * d.n_embd + r;
+            const float w = P.route_w[p0 + k];
+            a0 = fmaf(w, y[0], a0);
+            if (two) a1 = fmaf(w, y[1], a1);
+        }
+    }
+    if (lane == 0) {
+        float* x = P.x + t * d.n_embd + r;
+        x[0] = num::add_rn(x[0], a0);
+        if (two) x[1] = num::add_rn(x[1], a1);
+    }
+}
+#endif
+
+#if ARBOR_MK_DEP_TAILS
+// The dependency an item of a stage with a tail counts into (MkModelStage::dep_tail): the Q/K/V
+// head of its two rows (QkvDots; head widths are even, so both rows are in one head), or its
+// row's Q8A block (GatedFfn: row r of every token; ExpertGatedFfn: row r of pair p, item
+// p * n_ff_exp + r with n_ff_exp a multiple of 32, so block item / 32 of HE).
+__device__ inline long long mk_dep_of(const MkPass& P, int op, long long item) {
+    if (op == kOpExpertDownDots) {  // token t's row pair i: dependency t * (n_embd / 2) + i
+        const long long TK = P.n_tokens * P.d.n_used;
+        return (item % TK) / P.d.n_used * ((P.d.n_embd + 1) / 2) + item / TK;
+    }
+    if (op != kOpQkvDots) return item / 32;
+    const MkDims& d = P.d;
+    const long long r = 2 * item, nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    return r < nq ? r / d.hd_k : r < nq + nk ? d.n_head + (r - nq) / d.hd_k : d.n_head + d.n_head_kv + (r - nq - nk) / d.hd_v;
+}
+// Items a dependency counts.
+__device__ inline unsigned mk_dep_items(const MkPass& P, int op, long long dep) {
+    if (op == kOpExpertDownDots) return static_cast<unsigned>(P.d.n_used);
+    if (op != kOpQkvDots) return 32u;
+    return static_cast<unsigned>((dep < P.d.n_head + P.d.n_head_kv ? P.d.hd_k : P.d.hd_v) / 2);
+}
+
+// After a warp's items of a stage with a tail: each lane counts one of the warp's items into
+// its dependency (after a fence that publishes the items' stores), and the warp runs the tail
+// of each dependency it completed (after a fence that makes the other warps' stores visible):
+// the same functions, on the same values, as the level it replaces, so the bits are unchanged.
+// The completing warp sets the counter back to zero; the next stage to use it is behind a grid
+// barrier. (A pass that fails leaves counts behind: the host zeroes P.dep after a failed pass.)
+// Not inlined: it runs once a warp a stage, and its registers stay out of the entry's.
+__device__ __noinline__ void mk_dep_tail(int op, const MkModelStage& s, long long items, long long gwarp, long long warps,
+                                         int lane) {
+    const MkPass& P = *s.pass;
+    const long long mine = gwarp < items ? (items - 1 - gwarp) / warps + 1 : 0;
+    if (mine == 0) return;
+    arbor_syncwarp();
+    __threadfence();
+    for (long long base = 0; base < mine; base += 32) {
+        long long dep = -1;
+        if (base + lane < mine) {
+            const long long d = mk_dep_of(P, op, gwarp + (base + lane) * warps);
+            if (atomicAdd(&P.dep[d], 1u) + 1u == mk_dep_items(P, op, d)) dep = d;
+        }
+        unsigned done = arbor_ballot(dep >= 0);
+        if (done == 0u) continue;
+        __threadfence();
+        while (done != 0u) {
+            const int j = __ffs(static_cast<int>(done)) - 1;
+            done &= done - 1u;
+            const long long d = static_cast<long long>(__shfl(static_cast<int>(dep), j));
+            if (lane == 0) P.dep[d] = 0u;
+            if (op == kOpQkvDots) {
+                for (long long t = 0; t < P.n_tokens; ++t) mk_qkv_finish(P, s, d * P.n_tokens + t, lane);
+#if ARBOR_MK_DOWN_SPLIT
+            } else if (op == kOpExpertDownDots) {
+                const long long np = (P.d.n_embd + 1) / 2;
+                expert_down_combine(P, d / np, d % np, lane);
+#endif
+            } else if (op == kOpGatedFfn) {
+                const long long nb = P.d.n_ff / 32;
+                for (long long t = 0; t < P.n_tokens; ++t)
+                    mkm::warp_quantize_block(P.h + t * P.d.n_ff + 32 * d, P.hq + t * nb + d, lane);
+            } else {
+                mkm::warp_quantize_block(P.he + 32 * d, P.heq + d, lane);
+            }
+            arbor_syncwarp();
+        }
+    }
+}
+#endif
+
 // One work item of a warp stage (the workgroup stages are in mk_block_ops.hpp).
 __device__ inline void mk_model_item(int op, const MkModelStage& s, long long item, int lane) {
     const MkPass& P = *s.pass;
@@ -520,6 +647,9 @@ __device__ inline void mk_model_item(int op, const MkModelStage& s, long long it
     case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
     case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
     case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
+#if ARBOR_MK_DOWN_SPLIT
+    case kOpExpertDownDots: mk_expert_down_dots(P, s, item, lane); break;
+#endif
     default: break;
     }
 }

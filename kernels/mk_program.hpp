@@ -38,6 +38,9 @@ struct MkCounterOp {
 struct MkStage {
     int op;
     int level;
+    // ARBOR_MK_BARRIER_TAILS: this stage is its level's only one, and the last workgroup to
+    // arrive at the grid barrier before it runs all of its items (megakernel.hip).
+    int tail;
     long long items;
     union {
         MkDotRows dot;

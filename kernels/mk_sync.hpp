@@ -76,6 +76,27 @@ __device__ inline void mk_grid_arrive(const MkSync& s) {
         atomicAdd(&s.dev->barrier.value, 1u);
     }
 }
+// mk_grid_arrive that also tells the workgroup whether it arrived last (the count reached
+// `target`): ARBOR_MK_BARRIER_TAILS's last arriver runs the next level alone, then adds the
+// grid's arrivals at that level's barrier for everyone (mk_grid_release).
+__device__ inline bool mk_grid_arrive_last(const MkSync& s, unsigned target) {
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&s.dev->barrier.value, 1u) + 1u == target ? 1 : 0;
+        if (last) __threadfence();  // the other workgroups' stores are visible to this one's tail
+    }
+    __syncthreads();
+    return last != 0;
+}
+__device__ inline void mk_grid_release(const MkSync& s) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(&s.dev->barrier.value, gridDim.x);
+    }
+}
 __device__ inline bool mk_grid_wait(const MkSync& s, unsigned target, int stage, int level) {
     __shared__ int ok;
     if (threadIdx.x == 0) ok = mk_wait_geq(s, &s.dev->barrier.value, target, stage, level, kWaitGridBarrier) ? 1 : 0;
