@@ -70,6 +70,8 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipDriverGetVersion cudaDriverGetVersion
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
 #define hipGetSymbolAddress cudaGetSymbolAddress
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define HIP_SYMBOL(x) x
 
 // ---- device side: HIP's maskless warp intrinsics are full-warp operations.

@@ -131,7 +131,11 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
 
 __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakernel(MkProgram prog, MkSync sync) {
     __shared__ int n_events;
+#if ARBOR_MK_SMEM_FLOATS > 10176
+    extern __shared__ __align__(16) float smem[];  // kMkSmemFloats, dynamic (mk_launch.hip)
+#else
     __shared__ __align__(16) float smem[kMkSmemFloats];
+#endif
     if (threadIdx.x == 0) n_events = 0;
     mk_phase_flag_load();
     __syncthreads();

@@ -52,7 +52,10 @@ Status MkRuntime::init() {
     device_name_ = p.name;
     if (p.warpSize != 32) return make_error("the megakernel needs 32-wide warps/waves; this device runs " + std::to_string(p.warpSize));
     int per_sm = 0;
-    if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, 0)) != hipSuccess)
+    if (kMkSmemDynamic &&
+        (e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributeMaxDynamicSharedMemorySize, kMkSmemFloats * 4)) != hipSuccess)
+        return hip_error("cannot give the megakernel its shared-memory arena", e);
+    if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamic ? kMkSmemFloats * 4 : 0)) != hipSuccess)
         return hip_error("occupancy query failed", e);
     if (per_sm < 1) return make_error("the megakernel cannot be resident on this device");
     grid_ = per_sm * p.multiProcessorCount;
@@ -125,9 +128,9 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
     void* args[] = {&prog, &sync};
     (void)hipEventRecord(t0, nullptr);
     if (cooperative_)
-        e = hipLaunchCooperativeKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, 0, nullptr);
+        e = hipLaunchCooperativeKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamic ? kMkSmemFloats * 4 : 0, nullptr);
     else
-        e = hipLaunchKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, 0, nullptr);
+        e = hipLaunchKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamic ? kMkSmemFloats * 4 : 0, nullptr);
     if (e != hipSuccess) return hip_error("megakernel launch failed", e);
     (void)hipEventRecord(t1, nullptr);
 

@@ -105,7 +105,14 @@ struct MkPass {
 // histogram (8 KiB) just under the 48 KiB of static shared memory. It holds a staged
 // activation row (n_embd below this), or an attention chunk's q and scores
 // (group * (hd_k + 256) + 32 floats) plus the K/V rows it stages, at least kMkStageFloats.
-constexpr int kMkSmemFloats = 10176;
+// ARBOR_MK_SMEM_FLOATS above 10176 (NVIDIA: up to about 28000 with two workgroups an SM) makes the
+// arena dynamic shared memory (megakernel.hip, mk_launch.hip), so that an attention chunk stages
+// its K rows in fewer, larger pieces. Off (10176, static) by default until a same-run A/B decides.
+#ifndef ARBOR_MK_SMEM_FLOATS
+#define ARBOR_MK_SMEM_FLOATS 10176
+#endif
+constexpr int kMkSmemFloats = ARBOR_MK_SMEM_FLOATS;
+constexpr bool kMkSmemDynamic = ARBOR_MK_SMEM_FLOATS > 10176;
 constexpr int kMkStageFloats = 2048;
 
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
