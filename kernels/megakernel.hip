@@ -9,6 +9,7 @@
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
 #include "mk_phase.hpp"
+#include "mk_prefetch.hpp"
 #include "mk_desc.hpp"
 #include "mk_flashnext_ops.hpp"
 #include "mk_model_ops.hpp"
@@ -182,6 +183,12 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
             } else {
                 mk_grid_arrive(sync);
             }
+#elif ARBOR_MK_L2_PREFETCH
+            // The next level's weight rows into the L2 while this workgroup waits (not in the
+            // last to arrive, whose wait is over at once).
+            if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x))
+                for (int sj = si; sj < prog.n_stages && ARBOR_MK_STAGE(sj).level == level + 1; ++sj)
+                    mk_prefetch_rows(ARBOR_MK_STAGE(sj), gwarp, warps, lane);
 #else
             mk_grid_arrive(sync);
 #endif

@@ -54,7 +54,10 @@ Status MkRuntime::init() {
     int per_sm = 0;
     if (kMkSmemDynamic &&
         (e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributeMaxDynamicSharedMemorySize, kMkSmemFloats * 4)) != hipSuccess)
-        return hip_error("cannot give the megakernel its shared-memory arena", e);
+        return hip_error(("cannot give the megakernel its " + std::to_string(kMkSmemFloats * 4 / 1024) +
+                          " KiB shared-memory arena (builds for sm_90 and later use it; build with CMAKE_CUDA_ARCHITECTURES "
+                          "set to this GPU's architecture, or -DARBOR_MK_SMEM_FLOATS=10176 in CMAKE_CUDA_FLAGS)").c_str(),
+                         e);
     if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamic ? kMkSmemFloats * 4 : 0)) != hipSuccess)
         return hip_error("occupancy query failed", e);
     if (per_sm < 1) return make_error("the megakernel cannot be resident on this device");

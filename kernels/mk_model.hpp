@@ -107,7 +107,8 @@ struct MkPass {
 // (group * (hd_k + 256) + 32 floats) plus the K/V rows it stages, at least kMkStageFloats.
 // ARBOR_MK_SMEM_FLOATS above 10176 (NVIDIA: up to about 28000 with two workgroups an SM) makes the
 // arena dynamic shared memory (megakernel.hip, mk_launch.hip), so that an attention chunk stages
-// its K rows in fewer, larger pieces. Off (10176, static) by default until a same-run A/B decides.
+// its K and V rows in fewer, larger pieces. kernels/CMakeLists.txt sets 20480 (80 KiB) for CUDA
+// builds whose architectures are all sm_90 or later; every other build keeps 10176, static.
 #ifndef ARBOR_MK_SMEM_FLOATS
 #define ARBOR_MK_SMEM_FLOATS 10176
 #endif
@@ -247,6 +248,13 @@ constexpr long long kMkTailItems = 2;
 #endif
 constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_DEP_TAILS (ARBOR_MK_FUSE_TAILS || ARBOR_MK_DOWN_SPLIT)
+
+// ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
+// last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
+// next level's row-dot stages (mk_prefetch.hpp). Off by default until a same-run A/B decides.
+#ifndef ARBOR_MK_L2_PREFETCH
+#define ARBOR_MK_L2_PREFETCH 0
+#endif
 
 // Stage s's layer weights.
 __device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {
