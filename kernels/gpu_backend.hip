@@ -510,7 +510,9 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
             // ARBOR_MK_FUSE_TAILS builds: ARBOR_GPU_FUSE_TAILS=0 gives the finish and the Q8A
             // blocks their levels back (an A/B switch; the bits are the same either way).
-            static const bool fuse_tails = ARBOR_MK_FUSE_TAILS && !env_off("ARBOR_GPU_FUSE_TAILS");
+            static const bool fuse_tails_on = ARBOR_MK_FUSE_TAILS && !env_off("ARBOR_GPU_FUSE_TAILS");
+            // Decode-sized passes only: a tail runs a dependency's finish for every token in series.
+            const bool fuse_tails = fuse_tails_on && T < gpu::kTileTokens;
             // ARBOR_MK_DOWN_SPLIT builds: ARBOR_GPU_DOWN_SPLIT=0 runs the expert down as before.
             static const bool down_split = ARBOR_MK_DOWN_SPLIT && !env_off("ARBOR_GPU_DOWN_SPLIT");
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,

@@ -180,18 +180,19 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
                 }
                 ++si;
                 ++level;
-            } else {
-                mk_grid_arrive(sync);
-            }
-#elif ARBOR_MK_L2_PREFETCH
-            // The next level's weight rows into the L2 while this workgroup waits (not in the
-            // last to arrive, whose wait is over at once).
-            if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x))
-                for (int sj = si; sj < prog.n_stages && ARBOR_MK_STAGE(sj).level == level + 1; ++sj)
-                    mk_prefetch_rows(ARBOR_MK_STAGE(sj), gwarp, warps, lane);
-#else
-            mk_grid_arrive(sync);
+            } else
 #endif
+            {
+#if ARBOR_MK_L2_PREFETCH
+                // The next level's weight rows into the L2 while this workgroup waits (not in the
+                // last to arrive, whose wait is over at once).
+                if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x))
+                    for (int sj = si; sj < prog.n_stages && ARBOR_MK_STAGE(sj).level == level + 1; ++sj)
+                        mk_prefetch_rows(ARBOR_MK_STAGE(sj), gwarp, warps, lane);
+#else
+                mk_grid_arrive(sync);
+#endif
+            }
 #if ARBOR_MK_SMEM_DESC
             mk_desc_fill(prog, si, &dc);  // the next level's descriptors, between the arrival and the wait
 #endif

@@ -139,7 +139,7 @@ enum MkModelOp : int {
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
     kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
-    kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: n_embd / 2 * T * k
+    kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: (n_embd + 1) / 2 * T * k
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
@@ -223,9 +223,9 @@ struct MkModelStage {
 #define ARBOR_MK_SMEM_DESC 0
 #endif
 
-// ARBOR_MK_FUSE_TAILS=1: a decode pass's Q/K/V finish and its FFN Q8A blocks run as the tails of
-// the dot stages before them, behind per-dependency counters, where each took a level of its
-// own (docs/GPU.md). Off by default until a same-run A/B on a GPU decides.
+// ARBOR_MK_FUSE_TAILS=1: in a pass of fewer than kTileTokens tokens, the Q/K/V finish and the FFN
+// Q8A blocks run as the tails of the dot stages before them, behind per-dependency counters,
+// where each took a level of its own (docs/GPU.md). Off by default: slower on the H200.
 #ifndef ARBOR_MK_FUSE_TAILS
 #define ARBOR_MK_FUSE_TAILS 0
 #endif

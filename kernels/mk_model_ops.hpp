@@ -607,7 +607,8 @@ __device__ __noinline__ void mk_dep_tail(int op, const MkModelStage& s, long lon
         }
         unsigned done = arbor_ballot(dep >= 0);
         if (done == 0u) continue;
-        __threadfence();
+        __threadfence();   // the completing lanes' acquire,
+        arbor_syncwarp();  // which orders every lane's reads of the tail after it
         while (done != 0u) {
             const int j = __ffs(static_cast<int>(done)) - 1;
             done &= done - 1u;

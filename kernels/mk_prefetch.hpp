@@ -28,16 +28,30 @@ __device__ inline void mk_l2_prefetch(const uint8_t* p, unsigned long long bytes
 #endif
 }
 
-// Row r (and the matrix) of a weight, as mkm::wrow computes it.
+// Row r of a weight's first matrix, as mkm::wrow computes it.
 __device__ inline const uint8_t* mk_prefetch_row(const MkW& w, long long r) {
     return w.data + static_cast<unsigned long long>(r) * w.row_bytes;
 }
 
 // The weight rows of this warp's first kMkPrefetchItems items of stage st (lane k item k):
 // the Q/K/V projection, the matmuls (o, dense down, router logits, LM head) and the dense gated
-// FFN. Expert stages are left out: their rows depend on the routes the level writes.
+// FFN; for the expert down, the first item's rows of every (token, slot) pair (lane k pair k, up
+// to 32), whose routes were written two levels earlier. The expert gated FFN is left out: its
+// routes are written by the level the barrier closes.
 __device__ inline void mk_prefetch_rows(const MkStage& st, long long gwarp, long long warps, int lane) {
     const int op = st.op;
+    if (op == kOpExpertDownAdd) {
+        const MkModelStage& s = st.model;
+        const MkPass& P = *s.pass;
+        const long long r = 2 * gwarp, pair = lane;
+        if (r >= P.d.n_embd || pair >= P.n_tokens * P.d.n_used) return;
+        const int e = P.route_idx[pair];
+        if (e < 0 || e >= P.d.n_expert) return;  // (a hint only: never an address outside the tensor)
+        const MkW& dw = mk_layer(P, s).down_exps;
+        const uint8_t* row = dw.data + static_cast<unsigned long long>(e) * dw.mat_bytes;
+        mk_l2_prefetch(row + static_cast<unsigned long long>(r) * dw.row_bytes, (r + 1 < P.d.n_embd ? 2ull : 1ull) * dw.row_bytes);
+        return;
+    }
     if (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn) return;
     if (lane >= kMkPrefetchItems) return;
     const long long item = gwarp + lane * warps;
