@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
             } else
 #endif
             {
-#if ARBOR_MK_L2_PREFETCH
+#if ARBOR_MK_L2_PREFETCH && defined(ARBOR_GPU_VENDOR_NVIDIA)
                 // The next level's weight rows into the L2 while this workgroup waits (not in the
                 // last to arrive, whose wait is over at once).
                 if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x))

@@ -4,8 +4,8 @@
 // record, then the weights); after a grid barrier, with the weights streamed through L1, each of
 // them is a trip to L2. Copied while the workgroup waits at the barrier, those loads come from
 // shared memory. The program is constant for the launch, so the copy may run before the level
-// is released; the stages of the level just finished are no longer read once the workgroup has
-// arrived.
+// is released. The fill begins with a workgroup barrier: between the arrival and the fill, the
+// L2 prefetch (ARBOR_MK_L2_PREFETCH) may still read the cached stages.
 #pragma once
 
 #include "arbor_hip.hpp"
@@ -33,6 +33,7 @@ __device__ inline void mk_desc_copy(void* dst, const void* src, int bytes) {
 // Fills the cache with stages first.. of prog (all threads of the workgroup; ends synchronized).
 // The cached stages whose pass and layer record are the first stage's are pointed at the copies.
 __device__ inline void mk_desc_fill(const MkProgram& prog, int first, MkDescCache* dc) {
+    __syncthreads();  // no warp still reads the cache (the L2 prefetch reads it after the arrival)
     const int n = first < prog.n_stages ? min(kMkDescStages, prog.n_stages - first) : 0;
     mk_desc_copy(dc->st, prog.stages + first, n * static_cast<int>(sizeof(MkStage)));
     if (threadIdx.x == 0) dc->first = first, dc->n = n;

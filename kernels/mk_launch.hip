@@ -55,7 +55,7 @@ Status MkRuntime::init() {
     if (kMkSmemDynamic &&
         (e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributeMaxDynamicSharedMemorySize, kMkSmemFloats * 4)) != hipSuccess)
         return hip_error(("cannot give the megakernel its " + std::to_string(kMkSmemFloats * 4 / 1024) +
-                          " KiB shared-memory arena (builds for sm_90 and later use it; build with CMAKE_CUDA_ARCHITECTURES "
+                          " KiB shared-memory arena (builds for sm_90 to sm_11x use it; build with CMAKE_CUDA_ARCHITECTURES "
                           "set to this GPU's architecture, or -DARBOR_MK_SMEM_FLOATS=10176 in CMAKE_CUDA_FLAGS)").c_str(),
                          e);
     if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamic ? kMkSmemFloats * 4 : 0)) != hipSuccess)

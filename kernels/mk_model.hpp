@@ -94,9 +94,11 @@ struct MkPass {
     quant::BlockQ8A* heq;
     float* logits;     // [n_out][n_vocab]
     float* ye;         // [kMkDownSplitTokens][k][n_embd] the expert down dots (ARBOR_MK_DOWN_SPLIT)
-    // ARBOR_MK_FUSE_TAILS: one counter per dependency of a stage with a tail (the items of a
-    // Q/K/V head, of a Q8A block of H or HE), zero between stages: the warp whose count
-    // completes a dependency runs its tail and sets the counter back to zero.
+    // ARBOR_MK_FUSE_TAILS / ARBOR_MK_DOWN_SPLIT: one counter per dependency of a stage with a
+    // tail (the items of a Q/K/V head, of a Q8A block of H or HE, of an expert down row pair),
+    // zero between stages: the warp whose count completes a dependency runs its tail and sets
+    // the counter back to zero. At most one stage with a tail runs in a kernel level (the plans
+    // give each such stage a level of its own), since they share these counters.
     unsigned* dep;
     const MkFnPass* fn;     // flashnext's weights and buffers (device memory); null otherwise
 };
@@ -108,7 +110,7 @@ struct MkPass {
 // ARBOR_MK_SMEM_FLOATS above 10176 (NVIDIA: up to about 28000 with two workgroups an SM) makes the
 // arena dynamic shared memory (megakernel.hip, mk_launch.hip), so that an attention chunk stages
 // its K and V rows in fewer, larger pieces. kernels/CMakeLists.txt sets 20480 (80 KiB) for CUDA
-// builds whose architectures are all sm_90 or later; every other build keeps 10176, static.
+// builds whose architectures are all sm_90 to sm_11x; every other build keeps 10176, static.
 #ifndef ARBOR_MK_SMEM_FLOATS
 #define ARBOR_MK_SMEM_FLOATS 10176
 #endif
@@ -208,17 +210,18 @@ struct MkModelStage {
     // The layer's weight record: the device address of pass->layers[layer] (null for a stage
     // outside the layers), or with ARBOR_MK_SMEM_DESC the workgroup's shared copy of it.
     const MkLayerW* lw;
-    // ARBOR_MK_FUSE_TAILS: the stage's items count into P.dep, and the warp that completes a
-    // dependency runs what was the next level's work on it (mk_dep_tail): the norm and RoPE of a
-    // Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE (ExpertGatedFfn).
+    // ARBOR_MK_FUSE_TAILS / ARBOR_MK_DOWN_SPLIT: the stage's items count into P.dep, and the
+    // warp that completes a dependency runs what was the next level's work on it (mk_dep_tail):
+    // the norm and RoPE of a Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE
+    // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
 };
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
 // their layer record into shared memory while it waits at the grid barrier (megakernel.hip,
 // mk_desc.hpp), and the ops read their layer record through MkModelStage::lw, so that an item's
-// first loads are its weights, not a chain of descriptor loads from L2. Off by default until a
-// same-run A/B on a GPU decides (docs/GPU.md).
+// first loads are its weights, not a chain of descriptor loads from L2. Off: measured at noise
+// level on the H200 (gpu-next14, docs/BENCHMARKS.md).
 #ifndef ARBOR_MK_SMEM_DESC
 #define ARBOR_MK_SMEM_DESC 0
 #endif
@@ -233,7 +236,7 @@ struct MkModelStage {
 // ARBOR_MK_BARRIER_TAILS=1: a level that is one small workgroup stage (a decode step's RMSNorm
 // or router select, at most kMkTailItems items) runs in the last workgroup to arrive at the grid
 // barrier before it, which then arrives at that level's barrier for everyone: the level costs no
-// barrier of its own. Off by default until a same-run A/B on a GPU decides.
+// barrier of its own. Off: slower on the H200 (gpu-next14); kept for gfx1151, not measured there.
 #ifndef ARBOR_MK_BARRIER_TAILS
 #define ARBOR_MK_BARRIER_TAILS 0
 #endif
@@ -242,16 +245,19 @@ constexpr long long kMkTailItems = 2;
 // ARBOR_MK_DOWN_SPLIT=1: a pass of at most kMkDownSplitTokens tokens runs the expert down
 // projection as one item per (row pair, slot) (kOpExpertDownDots), where one item ran a row
 // pair's slots one after another; the warp completing a row pair's slots combines them in slot
-// order into X (mk_dep_tail). Off by default until a same-run A/B on a GPU decides.
+// order into X (mk_dep_tail). Off: slower on the H200 (gpu-next14); kept for gfx1151.
 #ifndef ARBOR_MK_DOWN_SPLIT
 #define ARBOR_MK_DOWN_SPLIT 0
 #endif
 constexpr long long kMkDownSplitTokens = 8;
+#ifdef ARBOR_MK_DEP_TAILS
+#error "ARBOR_MK_DEP_TAILS is derived: set ARBOR_MK_FUSE_TAILS or ARBOR_MK_DOWN_SPLIT"
+#endif
 #define ARBOR_MK_DEP_TAILS (ARBOR_MK_FUSE_TAILS || ARBOR_MK_DOWN_SPLIT)
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
-// next level's row-dot stages (mk_prefetch.hpp). Off by default until a same-run A/B decides.
+// next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: not measured yet.
 #ifndef ARBOR_MK_L2_PREFETCH
 #define ARBOR_MK_L2_PREFETCH 0
 #endif

@@ -16,7 +16,8 @@ namespace arbor::gpu {
 constexpr long long kMkPrefetchItems = 2;
 
 // Asks the L2 for bytes [p, p + bytes) (widened to 16-byte bounds); no register waits on it.
-// sm_90's bulk prefetch is one instruction for a whole row; other targets do nothing.
+// sm_90's bulk prefetch is one instruction for a whole row; other targets do nothing (and AMD
+// builds compile the prefetch loop out: megakernel.hip).
 __device__ inline void mk_l2_prefetch(const uint8_t* p, unsigned long long bytes) {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const unsigned long long a = reinterpret_cast<unsigned long long>(p) & ~15ull;

@@ -67,7 +67,8 @@ __device__ inline bool mk_wait_geq(const MkSync& s, const unsigned int* counter,
 
 // A grid barrier in two halves: every workgroup arrives once per level, then waits until
 // `target` = (levels passed) * grid have arrived. Between the two a workgroup may do work that
-// does not depend on the others (ARBOR_MK_SMEM_DESC's descriptor copy). The wait returns false
+// does not depend on the others (ARBOR_MK_SMEM_DESC's descriptor copy, ARBOR_MK_L2_PREFETCH's
+// prefetch). The wait returns false
 // (for every thread of the block) when the pass is being aborted.
 __device__ inline void mk_grid_arrive(const MkSync& s) {
     __syncthreads();

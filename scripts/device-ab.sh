@@ -85,9 +85,9 @@ if [ "$PART" = build ]; then
             [ -n "$name" ] || continue
             v=/tmp/bv-$name
             [ -x $v/tests/gpu/gpu_logits_exact ] || { echo "variant $name: no test programs (build failed?)"; rc=2; continue; }
-            r1=$(ARBOR_GPU_MODELS="$models" timeout 120 $v/tests/gpu/gpu_megakernel_exact 2>&1 | tail -1)
-            r2=$(timeout 60 $v/tests/gpu/gpu_megakernel_hang 2>&1 | tail -1)
-            r3=$(timeout 150 $v/tests/gpu/gpu_logits_exact --a gpu --b cpu --models "$models" --cli $v/engine/arbor-cli 2>&1 | tail -1)
+            r1=$(ARBOR_GPU_MODELS="$models" timeout 120 $v/tests/gpu/gpu_megakernel_exact </dev/null 2>&1 | tail -1)
+            r2=$(timeout 60 $v/tests/gpu/gpu_megakernel_hang </dev/null 2>&1 | tail -1)
+            r3=$(timeout 150 $v/tests/gpu/gpu_logits_exact --a gpu --b cpu --models "$models" --cli $v/engine/arbor-cli </dev/null 2>&1 | tail -1)
             echo "variant $name exactness: megakernel_exact [$r1] hang [$r2] logits [$r3]"
             case "$r1 $r2 $r3" in *" 0 failed"*" 0 failed"*" 0 failed"*) ;; *) rc=2 ;; esac
         done < <(variants)

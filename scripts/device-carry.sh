@@ -21,7 +21,10 @@ if [ $# -ge 1 ]; then
     git archive "$1" | tar -x -C .carry/src-base
     echo "src-base: $(git rev-parse --short "$1")"
 fi
-tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+# What a call carries of the working tree: tracked files and untracked ones git does not ignore
+# (a deleted tracked file is skipped, not an error; the totals of every du batch are added).
+tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 -r du -cb 2>/dev/null |
+    awk '$2 == "total" {s += $1} END {print s + 0}')
 carry=$(du -sb .carry | cut -f1)
 total=$((tree + carry))
 echo "working tree $((tree / 1048576)) MiB + .carry $((carry / 1048576)) MiB = $((total / 1048576)) MiB (limit 64)"
