@@ -3,7 +3,8 @@
 #   run(command="ARBOR_AB_PART=build bash scripts/device-ab.sh", carry=[".carry/models", ".carry/src-base"])
 #   run(command="ARBOR_AB_PART=run bash scripts/device-ab.sh", carry=[".carry/models", ".carry/src-base"])
 # .carry/src-base is the baseline's source (git archive BASE | tar -x -C .carry/src-base);
-# ARBOR_AB_BASE may name several such folders (each also in carry).
+# ARBOR_AB_BASE may name several such folders (each also in carry), or be "none" (no baseline:
+# this tree against its variants, a build and a third of the rows fewer).
 # "build" builds them all at once (the megakernel's translation unit takes one core for about
 # 300 s, so a few builds take about as long as one) and runs this tree's exactness suite
 # (device-check.sh's build part; ARBOR_AB_EXACT=0: the build only). "run" times decode@229 on
@@ -22,6 +23,7 @@
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
+[ "$BASES" = none ] && BASES=""  # no baseline: this tree and its variants only (saves device time)
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
 t0=$(date +%s)
