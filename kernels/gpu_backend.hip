@@ -423,9 +423,12 @@ Status GpuBackend::alloc_buffers() {
         {&pos_, T * 4, "the positions"},
         {&seq_, T * 4, "the sequence ids"},
         {&out_, T * 4, "the output rows"},
-        // ARBOR_MK_FUSE_TAILS's counters: a Q/K/V head's, an H block's (every token) or an HE block's.
-        {&dep_, std::max({size_t(c.n_head + 2 * c.n_head_kv), size_t(c.n_ff / 32 + 1), T * K * size_t(c.n_ff_exp / 32 + 1),
-                          size_t(gpu::kMkDownSplitTokens) * size_t(c.n_embd / 2 + 1)}) * 4,
+        // The dependency tails' counters (ARBOR_MK_FUSE_TAILS, ARBOR_MK_DOWN_SPLIT builds): a Q/K/V
+        // head's, an H block's (every token), an HE block's or an expert down row pair's.
+        {&dep_, ARBOR_MK_DEP_TAILS ? std::max({size_t(c.n_head + 2 * c.n_head_kv), size_t(c.n_ff / 32 + 1),
+                                               T * K * size_t(c.n_ff_exp / 32 + 1),
+                                               size_t(gpu::kMkDownSplitTokens) * size_t(c.n_embd / 2 + 1)}) * 4
+                                   : 0,
          "the dependency counters"},
         {&ye_, ARBOR_MK_DOWN_SPLIT && c.n_expert > 0 ? size_t(gpu::kMkDownSplitTokens) * K * size_t(c.n_embd) * 4 : 0,
          "the expert down dots"},
@@ -533,6 +536,12 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             auto tiles = [&](int64_t rows, int64_t per) {
                 return (rows + per - 1) / per * ((T + gpu::kTileTokens - 1) / gpu::kTileTokens);
             };
+            // A stage whose items count into P.dep, its tail run by the completing warp (mk_dep_tail).
+            auto tail_step = [&](int op, int64_t items, const char* suffix) {
+                gpu::MkModelStage f = a;
+                f.dep_tail = 1;
+                st.push_back({op, items, f, suffix, &s});
+            };
             switch (s.op) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
@@ -546,10 +555,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     Lw.wq.rows % gpu::kTileRows == 0 && Lw.wk.rows % gpu::kTileRows == 0 &&
                     Lw.wv.rows % gpu::kTileRows == 0) {
                     st.push_back({gpu::kOpQkvDotsTile, tiles(qkv_rows, gpu::kTileRows), a, " dot tiles", &s});
-                } else if (fuse_tails) {  // the finish as the dots' tail (mk_dep_tail)
-                    gpu::MkModelStage f = a;
-                    f.dep_tail = 1;
-                    st.push_back({gpu::kOpQkvDots, qkv_rows / 2, f, " dots+norm+rope", &s});
+                } else if (fuse_tails) {  // the finish as the dots' tail
+                    tail_step(gpu::kOpQkvDots, qkv_rows / 2, " dots+norm+rope");
                     break;
                 } else {
                     st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
@@ -579,9 +586,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     many && Lw.ffn_gate.type == Lw.ffn_up.type && tile_type(Lw.ffn_gate.type)) {
                     st.push_back({gpu::kOpGatedFfnTile, tiles(c.n_ff, gpu::kTileRows / 2), a, " tiles", &s});
                 } else if (fuse_tails && s.quantize_out && c.n_ff % 32 == 0) {  // Q8A blocks as the tail
-                    gpu::MkModelStage f = a;
-                    f.dep_tail = 1;
-                    st.push_back({gpu::kOpGatedFfn, c.n_ff, f, " +q8a", &s});
+                    tail_step(gpu::kOpGatedFfn, c.n_ff, " +q8a");
                     break;
                 } else {
                     st.push_back({gpu::kOpGatedFfn, c.n_ff, a, "", &s});
@@ -599,9 +604,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             }
             case plan::Op::ExpertGatedFfn:
                 if (fuse_tails && s.quantize_out && c.n_ff_exp % 32 == 0) {  // Q8A blocks as the tail
-                    gpu::MkModelStage f = a;
-                    f.dep_tail = 1;
-                    st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, f, " +q8a", &s});
+                    tail_step(gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, " +q8a");
                     break;
                 }
                 st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
@@ -609,9 +612,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::ExpertDownAdd:
                 if (down_split && T <= gpu::kMkDownSplitTokens) {  // (row pair, slot) items, the combine as their tail
-                    gpu::MkModelStage f = a;
-                    f.dep_tail = 1;
-                    st.push_back({gpu::kOpExpertDownDots, (c.n_embd + 1) / 2 * T * K, f, " split", &s});
+                    tail_step(gpu::kOpExpertDownDots, (c.n_embd + 1) / 2 * T * K, " split");
                     break;
                 }
                 st.push_back({gpu::kOpExpertDownAdd, (c.n_embd + 1) / 2, a, "", &s});
@@ -709,8 +710,8 @@ Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
     if (profile_) ro.stage_names = stage_names_;
     gpu::LaunchInfo info;
     if (auto s = rt_->run(program_, ro, &info); !s) {
-        // A failed pass may leave dependency counts behind (ARBOR_MK_FUSE_TAILS): clear them.
-        (void)hipMemset(dep_.p, 0, dep_.bytes);
+        // A failed pass may leave dependency counts behind (dependency tails): clear them.
+        if (ARBOR_MK_DEP_TAILS) (void)hipMemset(dep_.p, 0, dep_.bytes);
         return s;
     }
     ++counters_.passes;

@@ -53,12 +53,12 @@ Status MkRuntime::init() {
     if (p.warpSize != 32) return make_error("the megakernel needs 32-wide warps/waves; this device runs " + std::to_string(p.warpSize));
     int per_sm = 0;
     if (kMkSmemDynamic &&
-        (e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributeMaxDynamicSharedMemorySize, kMkSmemFloats * 4)) != hipSuccess)
+        (e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributeMaxDynamicSharedMemorySize, kMkSmemDynamicBytes)) != hipSuccess)
         return hip_error(("cannot give the megakernel its " + std::to_string(kMkSmemFloats * 4 / 1024) +
                           " KiB shared-memory arena (builds for sm_90 to sm_11x use it; build with CMAKE_CUDA_ARCHITECTURES "
                           "set to this GPU's architecture, or -DARBOR_MK_SMEM_FLOATS=10176 in CMAKE_CUDA_FLAGS)").c_str(),
                          e);
-    if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamic ? kMkSmemFloats * 4 : 0)) != hipSuccess)
+    if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamicBytes)) != hipSuccess)
         return hip_error("occupancy query failed", e);
     if (per_sm < 1) return make_error("the megakernel cannot be resident on this device");
     grid_ = per_sm * p.multiProcessorCount;
@@ -131,9 +131,9 @@ Status MkRuntime::run(const std::vector<MkStage>& stages, const RunOptions& opt,
     void* args[] = {&prog, &sync};
     (void)hipEventRecord(t0, nullptr);
     if (cooperative_)
-        e = hipLaunchCooperativeKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamic ? kMkSmemFloats * 4 : 0, nullptr);
+        e = hipLaunchCooperativeKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamicBytes, nullptr);
     else
-        e = hipLaunchKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamic ? kMkSmemFloats * 4 : 0, nullptr);
+        e = hipLaunchKernel(megakernel_entry(), dim3(grid_), dim3(block_), args, kMkSmemDynamicBytes, nullptr);
     if (e != hipSuccess) return hip_error("megakernel launch failed", e);
     (void)hipEventRecord(t1, nullptr);
 

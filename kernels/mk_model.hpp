@@ -116,6 +116,7 @@ struct MkPass {
 #endif
 constexpr int kMkSmemFloats = ARBOR_MK_SMEM_FLOATS;
 constexpr bool kMkSmemDynamic = ARBOR_MK_SMEM_FLOATS > 10176;
+constexpr int kMkSmemDynamicBytes = kMkSmemDynamic ? kMkSmemFloats * 4 : 0;  // the launch's dynamic shared memory
 constexpr int kMkStageFloats = 2048;
 
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.

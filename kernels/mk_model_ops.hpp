@@ -113,6 +113,19 @@ __device__ inline const uint8_t* wrow(const MkW& w, long long r, long long m = 0
     return w.data + static_cast<unsigned long long>(m) * w.mat_bytes + static_cast<unsigned long long>(r) * w.row_bytes;
 }
 
+// Row r of [Q | K | V]: its matrix, its bias (null without biases) and its row in that matrix.
+struct QkvRow {
+    const MkW& w;
+    const float* bias;
+    long long rr;
+};
+__device__ inline QkvRow qkv_row(const MkDims& d, const MkLayerW& L, long long r) {
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    if (r < nq) return {L.wq, L.bq, r};
+    if (r < nq + nk) return {L.wk, L.bk, r - nq};
+    return {L.wv, L.bv, r - nq - nk};
+}
+
 // Row dot of W row `row` with activation row t of the stage's input (lane 0 holds it).
 __device__ inline float dot_in(const MkW& w, const uint8_t* row, const float* x, const BlockQ8A* xq, long long t,
                                long long width, int lane) {
@@ -178,12 +191,12 @@ __device__ inline void mk_quantize(const MkPass& P, const MkModelStage& s, long 
 __device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
-    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
-    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const long long R = d.n_head * d.hd_k + d.n_head_kv * (d.hd_k + d.hd_v);
     const long long r = 2 * item;
-    const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
-    const float* bias = r < nq ? L.bq : r < nq + nk ? L.bk : L.bv;
-    const long long rr = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
+    const mkm::QkvRow q = mkm::qkv_row(d, L, r);
+    const MkW& w = q.w;
+    const float* bias = q.bias;
+    const long long rr = q.rr;
     const uint8_t* row0 = mkm::wrow(w, rr);
     const uint8_t* row1 = mkm::wrow(w, rr + 1);
     for (long long t = 0; t < P.n_tokens; ++t) {

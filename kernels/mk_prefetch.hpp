@@ -9,6 +9,7 @@
 
 #include "arbor_hip.hpp"
 #include "mk_model.hpp"
+#include "mk_model_ops.hpp"
 #include "mk_program.hpp"
 
 namespace arbor::gpu {
@@ -29,11 +30,6 @@ __device__ inline void mk_l2_prefetch(const uint8_t* p, unsigned long long bytes
 #endif
 }
 
-// Row r of a weight's first matrix, as mkm::wrow computes it.
-__device__ inline const uint8_t* mk_prefetch_row(const MkW& w, long long r) {
-    return w.data + static_cast<unsigned long long>(r) * w.row_bytes;
-}
-
 // The weight rows of this warp's first kMkPrefetchItems items of stage st (lane k item k):
 // the Q/K/V projection, the matmuls (o, dense down, router logits, LM head) and the dense gated
 // FFN; for the expert down, the first item's rows of every (token, slot) pair (lane k pair k, up
@@ -49,8 +45,7 @@ __device__ inline void mk_prefetch_rows(const MkStage& st, long long gwarp, long
         const int e = P.route_idx[pair];
         if (e < 0 || e >= P.d.n_expert) return;  // (a hint only: never an address outside the tensor)
         const MkW& dw = mk_layer(P, s).down_exps;
-        const uint8_t* row = dw.data + static_cast<unsigned long long>(e) * dw.mat_bytes;
-        mk_l2_prefetch(row + static_cast<unsigned long long>(r) * dw.row_bytes, (r + 1 < P.d.n_embd ? 2ull : 1ull) * dw.row_bytes);
+        mk_l2_prefetch(mkm::wrow(dw, r, e), (r + 1 < P.d.n_embd ? 2ull : 1ull) * dw.row_bytes);
         return;
     }
     if (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn) return;
@@ -61,20 +56,17 @@ __device__ inline void mk_prefetch_rows(const MkStage& st, long long gwarp, long
     const MkPass& P = *s.pass;
     if (op == kOpMatMulAdd || op == kOpMatMulStore) {
         const long long r = 2 * item;
-        mk_l2_prefetch(mk_prefetch_row(s.w, r), (r + 1 < s.w.rows ? 2ull : 1ull) * s.w.row_bytes);
+        mk_l2_prefetch(mkm::wrow(s.w, r), (r + 1 < s.w.rows ? 2ull : 1ull) * s.w.row_bytes);
         return;
     }
     const MkLayerW& L = mk_layer(P, s);
     if (op == kOpGatedFfn) {
-        mk_l2_prefetch(mk_prefetch_row(L.gate, item), L.gate.row_bytes);
-        mk_l2_prefetch(mk_prefetch_row(L.up, item), L.up.row_bytes);
+        mk_l2_prefetch(mkm::wrow(L.gate, item), L.gate.row_bytes);
+        mk_l2_prefetch(mkm::wrow(L.up, item), L.up.row_bytes);
         return;
     }
-    const MkDims& d = P.d;  // kOpQkvDots: rows 2 item and 2 item + 1 of [Q | K | V], in one matrix
-    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k, r = 2 * item;
-    const MkW& w = r < nq ? L.wq : r < nq + nk ? L.wk : L.wv;
-    const long long rr = r < nq ? r : r < nq + nk ? r - nq : r - nq - nk;
-    mk_l2_prefetch(mk_prefetch_row(w, rr), 2ull * w.row_bytes);
+    const mkm::QkvRow q = mkm::qkv_row(P.d, L, 2 * item);  // kOpQkvDots: rows 2 item, 2 item + 1, one matrix
+    mk_l2_prefetch(mkm::wrow(q.w, q.rr), 2ull * q.w.row_bytes);
 }
 
 }  // namespace arbor::gpu
