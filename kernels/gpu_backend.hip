@@ -545,10 +545,17 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             switch (s.op) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
-            case plan::Op::RmsNorm:
-                st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, "", &s});
-                if (probe_repeat) st.push_back({gpu::kOpRmsNorm, s.outputs_only ? n_out : T, a, " again", &s});
+            case plan::Op::RmsNorm: {
+                // A decode step's norm as several items a row (mk_norm_parts); ARBOR_GPU_NORM_SPLIT=0:
+                // one item a row.
+                static const bool norm_split = !env_off("ARBOR_GPU_NORM_SPLIT");
+                gpu::MkModelStage r = a;
+                const int64_t rows = s.outputs_only ? n_out : T;
+                r.norm_parts = norm_split ? gpu::mk_norm_parts(rows, c.n_embd, rt_->grid()) : 1;
+                st.push_back({gpu::kOpRmsNorm, rows * r.norm_parts, r, r.norm_parts > 1 ? " split" : "", &s});
+                if (probe_repeat) st.push_back({gpu::kOpRmsNorm, rows * r.norm_parts, r, " again", &s});
                 break;
+            }
             case plan::Op::QkvRope:
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
                     many && tile_type(Lw.wq.type) && tile_type(Lw.wk.type) && tile_type(Lw.wv.type) &&

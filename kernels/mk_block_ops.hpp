@@ -13,6 +13,7 @@
 #pragma once
 
 #include "arbor_hip.hpp"
+#include "mk_async.hpp"
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
@@ -66,12 +67,16 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
         block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
 }
 
-// Item: one row (token, or output token when outputs_only). x is staged in shared memory by
-// the whole block at once; warp 0 runs the contract's 32 lane chains from there; every thread
-// then writes its share of y (weights loaded eight at a time), into shared memory too, from
-// where the warps quantize it.
-__device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+// Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
+// p-th of a row (item = row * p + part: elements and Q8A blocks [part n / p, (part + 1) n / p)).
+// x is staged in shared memory by the whole block at once; warp 0 runs the contract's 32 lane
+// chains from there (every part of a row the same chain, so the same scale); every thread then
+// writes its share of y (weights loaded eight at a time), into shared memory too, from where
+// the warps quantize it.
+__device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item_part, float* smem) {
     const long long n = P.d.n_embd;
+    const int parts = s.norm_parts > 1 ? s.norm_parts : 1;
+    const long long item = item_part / parts, lo = item_part % parts * (n / parts), hi = lo + n / parts;
     const long long t = s.outputs_only ? P.out_token[item] : item;
     const float* x = P.x + t * n;
     float* y = P.xn + item * n;
@@ -87,10 +92,10 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;
-            wn[u] = i < n ? s.norm[i] : 0.0f;
+            wn[u] = i < hi ? s.norm[i] : 0.0f;
         }
     };
-    load_w(tid);
+    load_w(lo + tid);
     if (staged) block_stage(xs, x, n * 4);
     __syncthreads();
     if (clk.on) {  // a volatile store of a weight: the weights' loads land before the mark
@@ -105,19 +110,19 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     __syncthreads();
     clk.mark(kPhRmsSum);
     const float scale = smem[kMkSmemFloats - 1];
-    for (long long base = tid; base < n; base += kMkBlockThreads * kU) {
+    for (long long base = lo + tid; base < hi; base += kMkBlockThreads * kU) {
         float w[kU], xv[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;
             w[u] = wn[u];
-            xv[u] = i < n ? xs[i] : 0.0f;
+            xv[u] = i < hi ? xs[i] : 0.0f;
         }
-        if (base + kMkBlockThreads * kU < n) load_w(base + kMkBlockThreads * kU);
+        if (base + kMkBlockThreads * kU < hi) load_w(base + kMkBlockThreads * kU);
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const long long i = base + u * kMkBlockThreads;
-            if (i >= n) continue;
+            if (i >= hi) continue;
             const float v = num::mul_rn(num::mul_rn(xv[u], scale), w[u]);
             y[i] = v;
             if (staged) xs[i] = v;  // this thread's own element
@@ -126,7 +131,7 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
     clk.mark(kPhRmsWrite);
     if (s.quantize_out) {
         __syncthreads();
-        mkb::block_quantize(staged ? xs : y, n, P.xq + item * (n / 32));
+        mkb::block_quantize((staged ? xs : y) + lo, hi - lo, P.xq + item * (n / 32) + lo / 32);
         clk.mark(kPhRmsQuant);
     }
 }
@@ -242,7 +247,9 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
         const int wpr = row_bytes / 16, rows = kMkBlockThreads / wpr;  // 16-byte words a row, rows a round
         const int j0 = tid / wpr, w = tid - j0 * wpr;
         if (j0 >= rows) return;
-        constexpr int kU4 = 4;  // a 64-cell piece of 16-word rows in one round
+        // A 64-cell piece of 16-word rows in one round (ARBOR_MK_ATTN_K8: 128 cells, the 80 KiB
+        // arena's whole piece).
+        constexpr int kU4 = ARBOR_MK_ATTN_K8 ? 8 : 4;
         for (int jb = j0; jb < np; jb += rows * kU4) {
             uint4 r[kU4];
 #pragma unroll
@@ -296,7 +303,16 @@ struct AttnOut {
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
+    bool v_started;  // the whole V is in flight into `stage` (attn_v_start): wait for it, do not copy
 };
+
+// V cells a staged piece holds: a multiple of 8 (every 8-cell group's weights 32-byte aligned in
+// sc when the queries before it are whole 16-byte words).
+__device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
+    int vpiece = static_cast<int>(stage_bytes / vrow);
+    if (vpiece > 8) vpiece -= vpiece % 8;
+    return vpiece;
+}
 
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it).
 template <int HM, class Cells>
@@ -323,15 +339,16 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     float o[kMaxHeads];
 #pragma unroll
     for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
-    // Pieces of a multiple of 8 cells keep every 8-cell group's weights 32-byte aligned in sc
-    // (when the queries before it are whole 16-byte words), read as two 16-byte words.
-    int vpiece = static_cast<int>(stage_bytes / vrow);
-    if (vpiece > 8) vpiece -= vpiece % 8;
+    const int vpiece = attn_vpiece(stage_bytes, vrow);
     const bool e16 = ((gh * hdk) & 3) == 0;
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
-        __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
+        if (a.v_started) {
+            block_async_wait();  // (one piece: the whole V)
+        } else {
+            __syncthreads();  // (first piece: the exponentials of step 3 are complete)
+            block_stage_rows(stage, v0, first, cells, c0, np, vrow);
+        }
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -459,10 +476,19 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
-    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
-    pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+#if ARBOR_MK_ATTN_PREFETCH
+    // The chunk's K and V rows (contiguous in a dense chunk) into the L2 now: the K pieces after
+    // the first and the V stage then wait on the L2, not on device memory.
+    if constexpr (std::is_same_v<Cells, DenseCells>)
+        if (tid == 0) {
+            mk_l2_prefetch(k0, static_cast<unsigned long long>(n) * hdk * eb);
+            mk_l2_prefetch(v0, static_cast<unsigned long long>(n) * hdv * eb);
+        }
+#endif
+    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    pc.mark(kPhAttnQ);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
@@ -498,6 +524,14 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);
     }
+    bool v_started = false;
+#if ARBOR_MK_ATTN_VASYNC
+    // A dense chunk's whole V in one piece: its copy into the stage starts now and lands while
+    // step 3 runs (block_stage_async: false where it cannot, and step 4 copies as before).
+    if constexpr (std::is_same_v<Cells, DenseCells>)
+        if (n <= attn_vpiece(stage_bytes, hdv * eb))
+            v_started = block_stage_async(stage, v0, static_cast<long long>(n) * hdv * eb);
+#endif
 
     // 3. max, exponentials and l per head
     for (int h = warp; h < gh; h += kMkBlockWarps) {
@@ -533,7 +567,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 4. o over the cells in order, V piece by piece, and the write: as many o registers as a
     // thread has heads (a decode item of one head holds one, not the sixteen of the widest case).
     const int hpt = (gh + kMkBlockThreads / hdv - 1) / (kMkBlockThreads / hdv);  // hdv <= 256 (host check)
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, v_started};
     if (hpt <= 1) attn_o_write<1>(out, pc);
     else if (hpt <= 2) attn_o_write<2>(out, pc);
     else if (hpt <= 4) attn_o_write<4>(out, pc);
@@ -562,6 +596,20 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     const long long first = it.ch * mkm::kChunk;
     const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
+}
+
+// The K and V rows of attention chunk item `item` of s (of `items`) into the L2 (one thread).
+__device__ inline void mk_attn_prefetch(const MkModelStage& s, long long item, long long items) {
+    if (item < 0 || item >= items) return;
+    const MkPass& P = *s.pass;
+    const ChunkItem it = chunk_item(P, s, item);
+    const long long pos = P.pos[it.t];
+    if (it.ch > pos / mkm::kChunk) return;
+    const long long first = it.ch * mkm::kChunk;
+    const long long n = pos + 1 - first < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
+    const long long eb = P.d.kv_elem_bytes;
+    mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, false), static_cast<unsigned long long>(n * P.d.hd_k * eb));
+    mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, true), static_cast<unsigned long long>(n * P.d.hd_v * eb));
 }
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the

@@ -192,6 +192,17 @@ __host__ __device__ inline int attn_combine_heads(long long group, long long hd_
         if (group % hp == 0 && hp * hd_v <= kMkBlockThreads && hp * hd_v % 32 == 0) return static_cast<int>(hp);
     return static_cast<int>(group);
 }
+// RMSNorm items per row (MkModelStage::norm_parts): in a pass of few rows, the row's elements
+// and Q8A blocks are split over items of the largest span of 256, 128, 64 or 32 elements that
+// makes at least two (256: a Q8A block a warp), each item computing the row's scale itself, the
+// same chain in the same order; 1 (one item a row) when n is no multiple of 64 or the split rows
+// would not fit in one round of the grid's workgroups.
+inline int mk_norm_parts(long long rows, long long n, long long workgroups) {
+    for (long long span = 256; span >= 32; span /= 2)
+        if (n % span == 0 && n / span >= 2) return rows * (n / span) <= workgroups ? static_cast<int>(n / span) : 1;
+    return 1;
+}
+
 // The combine level's items: (KV head, token, head part).
 inline long long attn_combine_items(long long n_kv, long long tokens, long long group, long long hd_v) {
     return n_kv * tokens * (group / attn_combine_heads(group, hd_v));
@@ -206,6 +217,7 @@ struct MkModelStage {
     int outputs_only;
     int direct;          // AttnChunk: the pass has one chunk per token; write Att (and AttQ) directly
     int head_parts;      // AttnChunk, FnAttnChunk: items per chunk, each 1/head_parts of the group's q heads
+    int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
     // The layer's weight record: the device address of pass->layers[layer] (null for a stage
@@ -261,6 +273,39 @@ constexpr long long kMkDownSplitTokens = 8;
 // next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: not measured yet.
 #ifndef ARBOR_MK_L2_PREFETCH
 #define ARBOR_MK_L2_PREFETCH 0
+#endif
+
+// ARBOR_MK_ITEM_PREFETCH=1: a warp asks the L2 for the weight rows of its next item in a row-dot
+// stage when it starts an item, and for its first item's own rows (unless ARBOR_MK_L2_PREFETCH
+// asked at the barrier), so that a long row's later sub-blocks and the next item's come from the
+// L2 (mk_prefetch.hpp; NVIDIA sm_90 only).
+#ifndef ARBOR_MK_ITEM_PREFETCH
+#define ARBOR_MK_ITEM_PREFETCH 0
+#endif
+
+// Decode attention chunk staging (mk_block_ops.hpp, attn_chunk_cells), each off by default:
+// ARBOR_MK_ATTN_PREFETCH=1: a dense chunk item asks the L2 for its K and V rows when it starts
+// (and with ARBOR_MK_L2_PREFETCH, a workgroup for its first chunk item's while it waits at the
+// barrier before the attention level); NVIDIA sm_90 only.
+// ARBOR_MK_ATTN_VASYNC=1: a dense chunk whose V fits one piece starts V's copy into shared memory
+// (cp.async, NVIDIA sm_80+) before the softmax, instead of after it.
+// ARBOR_MK_ATTN_K8=1: a K piece of 16-word rows is staged 128 cells a round (8 loads a thread in
+// flight) instead of 64.
+#ifndef ARBOR_MK_ATTN_PREFETCH
+#define ARBOR_MK_ATTN_PREFETCH 0
+#endif
+#ifndef ARBOR_MK_ATTN_VASYNC
+#define ARBOR_MK_ATTN_VASYNC 0
+#endif
+#ifndef ARBOR_MK_ATTN_K8
+#define ARBOR_MK_ATTN_K8 0
+#endif
+
+// ARBOR_MK_STAGED_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls and dense gated
+// FFN stream their weight rows through shared memory by cp.async, the next unit in flight while a
+// warp computes the current one (mk_staged.hpp; NVIDIA builds with the dynamic arena only).
+#ifndef ARBOR_MK_STAGED_DOTS
+#define ARBOR_MK_STAGED_DOTS 0
 #endif
 
 // Stage s's layer weights.

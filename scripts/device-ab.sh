@@ -20,6 +20,7 @@
 # each variant's GPU test programs and runs gpu_megakernel_exact, gpu_megakernel_hang and the full
 # gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
 # by default on the strength of one call. scripts/device-carry.sh prepares the carried folders.
+# ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -124,4 +125,19 @@ done | tee "$OUTDIR/ab.txt"
 echo "-- medians of the rounds' p50"
 grep -v FAIL "$OUTDIR/ab.txt" | awk '{k=$1" "$2; v[k]=v[k]" "$3} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}; print k, a[int((n+1)/2)], "(" v[k] " )"}}' | sort
 echo "a/b: $(el) s"
+# ARBOR_AB_PROFILE_BUILDS="new NAME ...": one profiled decode@229 pass of q4b and moe on each named
+# build (new: this tree; NAME: variant NAME), printing the stage sums, item clocks and phases.
+for v in ${ARBOR_AB_PROFILE_BUILDS:-}; do
+    cli=$CLI
+    [ "$v" = new ] || cli=/tmp/bv-$v/engine/arbor-cli
+    [ -x "$cli" ] || { echo "error: no build $v to profile"; continue; }
+    for m in q4b moe; do
+        timeout 30 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
+            --profile "/tmp/$v-$m.trace.json" >"$OUTDIR/prof-$v-$m.txt" 2>&1
+        echo "-- $v $m decode@229: the slowest workgroup of each stage, summed over the layers"
+        awk -f scripts/profile-sum.awk "$OUTDIR/prof-$v-$m.txt" | sort -rn | head -12
+        grep -hE '^(item|phase attn)' "$OUTDIR/prof-$v-$m.txt"
+    done
+done
+echo "profiles: $(el) s"
 if [ "${ARBOR_AB_PROFILE:-1}" = 1 ]; then ARBOR_CHECK_PART=run ARBOR_CHECK_SHORT=1 bash scripts/device-check.sh; fi
