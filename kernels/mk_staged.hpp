@@ -1,5 +1,6 @@
 // ARBOR_MK_STAGED_DOTS (mk_model.hpp): a decode step's row-dot stages (the Q/K/V projection, the
-// matmuls that add into X, the dense gated FFN) with their weights staged through shared memory.
+// matmuls that add into X, the dense gated FFN, the LM head and quantized router logits, the
+// routed experts' gated FFN and down projection) with their weights staged through shared memory.
 //
 // A row-dot item is latency-bound: lane j walks its sub-blocks j, j + 32, ... in the contract's
 // order, and each step waits on its loads before the next step's are issued (hoisting them into
@@ -57,6 +58,7 @@ __device__ inline bool geom(int type, int& bytes, int& subs) {
 // sub-blocks the lanes take together, `step_bytes` of a row).
 struct Item {
     const uint8_t* w[2];
+    long long xoff;  // the item's activation row in the staged ones (Q8A blocks): the expert down's slot
     int type;
     int step_bytes, steps, spp, units;
     unsigned long long row_bytes;
@@ -151,9 +153,12 @@ __device__ inline void unit_dots_any(const Item& it, int u, const uint8_t* half,
     }
 }
 
-// Item `item` of a staged stage: its rows (the same ones mk_qkv_dots, mk_matmul_add and
-// mk_gated_ffn take for token 0).
-__device__ inline Item item_rows(int op, const MkPass& P, const MkModelStage& s, long long item) {
+// (Token 0's) slots an item runs one after another: the expert down's routed experts; 1 otherwise.
+__device__ inline int n_slots(int op, const MkPass& P) { return op == kOpExpertDownAdd ? static_cast<int>(P.d.n_used) : 1; }
+
+// Slot `slot` of item `item` of a staged stage: its rows (the ones mk_qkv_dots, mk_matmul_add,
+// mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and expert_down_slots take for token 0).
+__device__ inline Item item_rows(int op, const MkPass& P, const MkModelStage& s, long long item, int slot) {
     Item it{};
     if (op == kOpQkvDots) {
         const mkm::QkvRow q = mkm::qkv_row(P.d, mk_layer(P, s), 2 * item);
@@ -161,24 +166,44 @@ __device__ inline Item item_rows(int op, const MkPass& P, const MkModelStage& s,
         it.w[1] = mkm::wrow(q.w, q.rr + 1);
         it.type = q.w.type;
         it.row_bytes = q.w.row_bytes;
-    } else if (op == kOpMatMulAdd) {
+    } else if (op == kOpMatMulAdd || op == kOpMatMulStore) {
         const long long r = 2 * item;
         it.w[0] = mkm::wrow(s.w, r);
         it.w[1] = r + 1 < s.w.rows ? mkm::wrow(s.w, r + 1) : it.w[0];
         it.type = s.w.type;
         it.row_bytes = s.w.row_bytes;
-    } else {  // kOpGatedFfn (gate and up of one type: mk_staged_ok)
+    } else if (op == kOpGatedFfn) {  // gate and up of one type (mk_staged_ok)
         const MkLayerW& L = mk_layer(P, s);
         it.w[0] = mkm::wrow(L.gate, item);
         it.w[1] = mkm::wrow(L.up, item);
         it.type = L.gate.type;
         it.row_bytes = L.gate.row_bytes;
+    } else if (op == kOpExpertGatedFfn) {  // item pair * n_ff_exp + r (token 0: pair = slot)
+        const MkLayerW& L = mk_layer(P, s);
+        const long long pair = item / P.d.n_ff_exp, r = item % P.d.n_ff_exp;
+        const int e = P.route_idx[pair];
+        it.w[0] = mkm::wrow(L.gate_exps, r, e);
+        it.w[1] = mkm::wrow(L.up_exps, r, e);
+        it.type = L.gate_exps.type;
+        it.row_bytes = L.gate_exps.row_bytes;
+    } else {  // kOpExpertDownAdd: rows 2 item, 2 item + 1 of the expert routed to slot `slot`
+        const MkW& dw = mk_layer(P, s).down_exps;
+        const long long r = 2 * item, r1 = r + 1 < P.d.n_embd ? r + 1 : r;
+        const int e = P.route_idx[slot];
+        it.w[0] = mkm::wrow(dw, r, e);
+        it.w[1] = r1 != r ? mkm::wrow(dw, r1, e) : it.w[0];
+        it.type = dw.type;
+        it.row_bytes = dw.row_bytes;
+        it.xoff = slot * (P.d.n_ff_exp / 32);
     }
     return it;
 }
 
-// The item's outputs from its two dots (lane 0), as the unstaged ops write them for token 0.
-__device__ inline void finish(int op, const MkPass& P, const MkModelStage& s, long long item, float v0, float v1) {
+// The outputs of slot `slot` of an item from its two dots (lane 0), as the unstaged ops write
+// them for token 0. The expert down sums its slots' dots in slot order into acc (from +0, as
+// expert_down_slots does) and adds the sums into X after the last one.
+__device__ inline void finish(int op, const MkPass& P, const MkModelStage& s, long long item, int slot, float v0, float v1,
+                              float* acc) {
     const MkDims& d = P.d;
     if (op == kOpQkvDots) {
         const long long r = 2 * item;
@@ -191,20 +216,47 @@ __device__ inline void finish(int op, const MkPass& P, const MkModelStage& s, lo
         float* x = P.x + r;
         x[0] = num::add_rn(x[0], v0);
         if (r + 1 < s.w.rows) x[1] = num::add_rn(x[1], v1);
-    } else {
+    } else if (op == kOpMatMulStore) {  // the LM head or the router logits, of the one row
+        const long long r = 2 * item;
+        float* out = s.out_buf == kBufLogits ? P.logits : P.router;
+        out[r] = v0;
+        if (r + 1 < s.w.rows) out[r + 1] = v1;
+    } else if (op == kOpGatedFfn) {
         P.h[item] = num::mul_rn(num::silu(v0), v1);
+    } else if (op == kOpExpertGatedFfn) {
+        P.he[item] = num::mul_rn(num::silu(v0), v1);  // he[pair * n_ff_exp + r]
+    } else {
+        const float wk = P.route_w[slot];
+        acc[0] = fmaf(wk, v0, acc[0]);
+        acc[1] = fmaf(wk, v1, acc[1]);
+        if (slot + 1 == d.n_used) {
+            const long long r = 2 * item;
+            float* x = P.x + r;
+            x[0] = num::add_rn(x[0], acc[0]);
+            if (r + 1 < d.n_embd) x[1] = num::add_rn(x[1], acc[1]);
+            acc[0] = acc[1] = 0.0f;
+        }
     }
 }
 
-// The stage's activation row (Q8A) and width.
-__device__ inline const quant::BlockQ8A* stage_xq(int op, const MkPass& P, const MkModelStage& s, long long& n) {
+// The stage's activation rows (Q8A: one, or the expert down's n_used slots' rows one after
+// another), their width and their bytes.
+__device__ inline const quant::BlockQ8A* stage_xq(int op, const MkPass& P, const MkModelStage& s, long long& n,
+                                                 long long& bytes) {
+    const quant::BlockQ8A* xq = P.xq;
+    long long rows = 1;
+    n = P.d.n_embd;
     if (op == kOpMatMulAdd) {
         const mkm::In in = mkm::stage_in(P, s.buf);
         n = in.width;
-        return in.xq;
+        xq = in.xq;
+    } else if (op == kOpExpertDownAdd) {
+        n = P.d.n_ff_exp;
+        xq = P.heq;
+        rows = P.d.n_used;
     }
-    n = P.d.n_embd;
-    return P.xq;
+    bytes = rows * (n / 32) * static_cast<long long>(sizeof(quant::BlockQ8A));
+    return xq;
 }
 
 }  // namespace mks
@@ -213,22 +265,29 @@ __device__ inline const quant::BlockQ8A* stage_xq(int op, const MkPass& P, const
 // activation row that fits. The same answer in every thread (it reads only the stage and pass).
 __device__ inline bool mk_staged_ok(int op, const MkModelStage& s) {
     const MkPass& P = *s.pass;
-    if (P.n_tokens != 1 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpGatedFfn)) return false;
-    long long n = 0;
-    const quant::BlockQ8A* xq = mks::stage_xq(op, P, s, n);
-    if (xq == nullptr || n % 32 != 0 || n / 32 * static_cast<long long>(sizeof(quant::BlockQ8A)) > mks::kXqBytes) return false;
+    if (P.n_tokens != 1 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpGatedFfn && op != kOpMatMulStore &&
+                            op != kOpExpertGatedFfn && op != kOpExpertDownAdd))
+        return false;
+    if (op == kOpMatMulStore && s.out_buf == kBufLogits && P.n_out != 1) return false;
+    long long n = 0, xbytes = 0;
+    const quant::BlockQ8A* xq = mks::stage_xq(op, P, s, n, xbytes);
+    if (xq == nullptr || n % 32 != 0 || xbytes > mks::kXqBytes) return false;
     int types[3] = {-1, -1, -1};
     unsigned long long rb[3] = {0, 0, 0};
+    const MkLayerW* L = s.layer >= 0 ? &mk_layer(P, s) : nullptr;
     if (op == kOpQkvDots) {
-        const MkLayerW& L = mk_layer(P, s);
-        types[0] = L.wq.type, types[1] = L.wk.type, types[2] = L.wv.type;
-        rb[0] = L.wq.row_bytes, rb[1] = L.wk.row_bytes, rb[2] = L.wv.row_bytes;
-    } else if (op == kOpMatMulAdd) {
+        types[0] = L->wq.type, types[1] = L->wk.type, types[2] = L->wv.type;
+        rb[0] = L->wq.row_bytes, rb[1] = L->wk.row_bytes, rb[2] = L->wv.row_bytes;
+    } else if (op == kOpMatMulAdd || op == kOpMatMulStore) {
         types[0] = s.w.type, rb[0] = s.w.row_bytes;
+    } else if (op == kOpGatedFfn) {
+        if (L->gate.type != L->up.type || L->gate.row_bytes != L->up.row_bytes) return false;
+        types[0] = L->gate.type, rb[0] = L->gate.row_bytes;
+    } else if (op == kOpExpertGatedFfn) {
+        if (L->gate_exps.type != L->up_exps.type || L->gate_exps.row_bytes != L->up_exps.row_bytes) return false;
+        types[0] = L->gate_exps.type, rb[0] = L->gate_exps.row_bytes;
     } else {
-        const MkLayerW& L = mk_layer(P, s);
-        if (L.gate.type != L.up.type || L.gate.row_bytes != L.up.row_bytes) return false;
-        types[0] = L.gate.type, rb[0] = L.gate.row_bytes;
+        types[0] = L->down_exps.type, rb[0] = L->down_exps.row_bytes;
     }
     for (int k = 0; k < 3; ++k) {
         if (types[k] < 0) continue;
@@ -247,22 +306,22 @@ __device__ inline bool mk_staged_ok(int op, const MkModelStage& s) {
 __device__ __noinline__ void mk_staged_stage(int op, const MkModelStage& s, long long items, long long gwarp,
                                              long long warps, int lane, float* smem) {
     const MkPass& P = *s.pass;
-    long long n = 0;
-    const quant::BlockQ8A* xq = mks::stage_xq(op, P, s, n);
+    long long n = 0, xbytes = 0;
+    const quant::BlockQ8A* xq = mks::stage_xq(op, P, s, n, xbytes);
     uint8_t* arena = reinterpret_cast<uint8_t*>(smem);
     const quant::BlockQ8A* xs = reinterpret_cast<const quant::BlockQ8A*>(arena);
     const int warp = static_cast<int>(threadIdx.x) / 32;
     uint8_t* mine = arena + mks::kXqBytes + warp * mks::kWarpBytes;
     uint8_t* half[2] = {mine, mine + mks::kHalf};
-    // The activation row (a multiple of 40 bytes, from a 16-byte aligned buffer: rows of whole
-    // 32-block groups are 16-byte multiples; block_stage_async copies or reports it cannot).
-    const long long xbytes = n / 32 * static_cast<long long>(sizeof(quant::BlockQ8A));
+    // The activation rows (multiples of 40 bytes; block_stage_async copies them from a 16-byte
+    // aligned buffer when their length is a multiple of 16, or reports that it cannot).
     const bool xasync = block_stage_async(arena, xq, xbytes);
+    const int nsl = mks::n_slots(op, P);
     long long item = gwarp;
+    int slot = 0, u = 0;
     mks::Item cur{};
-    int u = 0;
     if (item < items) {
-        cur = mks::item_rows(op, P, s, item);
+        cur = mks::item_rows(op, P, s, item, 0);
         mks::cut(cur, n);
         mks::issue(cur, 0, half[0], lane);
     }
@@ -271,18 +330,18 @@ __device__ __noinline__ void mk_staged_stage(int op, const MkModelStage& s, long
     if (item < items) asm volatile("cp.async.wait_group 1;" ::: "memory");
     else block_async_wait();
     __syncthreads();
-    float a[2] = {0.0f, 0.0f};
+    float a[2] = {0.0f, 0.0f}, acc[2] = {0.0f, 0.0f};
     int h = 0;
     while (item < items) {
-        // The next unit: this item's next piece, or the first of the warp's next item.
+        // The next unit: this slot's next piece, this item's next slot, or the warp's next item.
         long long nitem = item;
-        int nu = u + 1;
+        int nslot = slot, nu = u + 1;
         mks::Item nxt = cur;
         if (nu >= cur.units) {
-            nitem = item + warps;
             nu = 0;
+            if (++nslot >= nsl) nslot = 0, nitem = item + warps;
             if (nitem < items) {
-                nxt = mks::item_rows(op, P, s, nitem);
+                nxt = mks::item_rows(op, P, s, nitem, nslot);
                 mks::cut(nxt, n);
             }
         }
@@ -291,14 +350,15 @@ __device__ __noinline__ void mk_staged_stage(int op, const MkModelStage& s, long
         if (more) asm volatile("cp.async.wait_group 1;" ::: "memory");
         else asm volatile("cp.async.wait_group 0;" ::: "memory");
         arbor_syncwarp();  // every lane's copies of this unit are visible to the warp
-        mks::unit_dots_any(cur, u, half[h], xs, n, lane, a);
+        mks::unit_dots_any(cur, u, half[h], xs + cur.xoff, n, lane, a);
         if (u + 1 == cur.units) {
             const float v0 = warp_combine(a[0]), v1 = warp_combine(a[1]);
-            if (lane == 0) mks::finish(op, P, s, item, v0, v1);
+            if (lane == 0) mks::finish(op, P, s, item, slot, v0, v1, acc);
             a[0] = a[1] = 0.0f;
         }
         arbor_syncwarp();  // this half is free for the unit after next
         item = nitem;
+        slot = nslot;
         u = nu;
         cur = nxt;
         h ^= 1;
