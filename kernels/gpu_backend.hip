@@ -520,6 +520,10 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             static const bool down_split = ARBOR_MK_DOWN_SPLIT && !env_off("ARBOR_GPU_DOWN_SPLIT");
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
+            // ARBOR_MK_FOLD_FINISH builds: a one-token pass's Q/K/V finish runs in its attention
+            // chunk items (no level of its own; ARBOR_GPU_FOLD_FINISH=0 gives the level back).
+            static const bool fold_on = ARBOR_MK_FOLD_FINISH && !env_off("ARBOR_GPU_FOLD_FINISH");
+            const bool fold = fold_on && T == 1 && !fuse_tails && !fn_;
             if (s.weight) a.w = dev_weight(*s.weight).value();
             std::vector<Step> st;
             auto q_step = [&](int buf, int64_t rows) {  // one item per Q8A block
@@ -567,16 +571,18 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     break;
                 } else {
                     st.push_back({gpu::kOpQkvDots, qkv_rows / 2, a, " dots", &s});
+                    if (fold) break;  // the attention chunk items finish Q, K and V
                 }
                 st.push_back({gpu::kOpQkvFinish, (c.n_head + 2 * c.n_head_kv) * T, a, " norm+rope", &s});
                 break;
             case plan::Op::Attention:
+                a.fold_finish = fold ? 1 : 0;
                 if (MC == 1) {  // one chunk per token: the chunk is the attention (no combine level)
                     gpu::MkModelStage one = a;
                     one.direct = 1;
-                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, " one chunk", &s});
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, fold ? " one chunk+finish" : " one chunk", &s});
                 } else {
-                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks", &s});
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, fold ? " chunks+finish" : " chunks", &s});
                     st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }
                 break;
@@ -602,9 +608,14 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::Router: {
                 gpu::MkModelStage r = a;
+                const TensorType rt = model_->weights().layers[size_t(s.layer)].gate_inp.type;
                 r.w = dev_weight(model_->weights().layers[size_t(s.layer)].gate_inp).value();
                 r.out_buf = gpu::kBufRouter;
-                st.push_back({gpu::kOpMatMulStore, (E + 1) / 2, r, " logits", &s});
+                // A float router (its E rows are few items for the grid): one row an item, each with
+                // twice the loads in flight (ARBOR_GPU_ROUTER_ROWS=0: two rows an item).
+                static const bool row_items = !env_off("ARBOR_GPU_ROUTER_ROWS");
+                r.row_items = row_items && (rt == TensorType::F32 || rt == TensorType::F16 || rt == TensorType::BF16);
+                st.push_back({gpu::kOpMatMulStore, r.row_items ? E : (E + 1) / 2, r, " logits", &s});
                 st.push_back({gpu::kOpRouterSelect, T, a, " top-k", &s});
                 if (probe_repeat) st.push_back({gpu::kOpRouterSelect, T, a, " top-k again", &s});
                 break;

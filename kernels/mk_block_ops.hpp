@@ -434,6 +434,45 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     pc.mark(kPhAttnWrite);
 }
 
+#if ARBOR_MK_FOLD_FINISH
+// The Q/K/V finish of a one-token pass, in its attention chunk items (s.fold_finish): warp w < gh
+// copies q head h0 + w of KV head g's group from the raw projection into qs and finishes it
+// there (mkm::head_finish, as mk_qkv_finish does in place); in the chunk that holds the token's
+// cell, warp 7 finishes K head g in kn (the arena's stage, free until K is staged) and writes the
+// cell, and warp 6 writes V head g's cell. Every item of that chunk for KV head g writes the same
+// bytes, its own before its K and V are staged (the workgroup barrier at the end), so no item
+// reads the cell before it holds the token's K and V. Nothing writes the raw projection, which
+// the items share.
+__device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelStage& s, long long g, long long t,
+                                                 long long ch, int h0, int gh, float* qs, float* kn) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = mk_layer(P, s);
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const long long group = d.n_head / d.n_head_kv, hdk = d.hd_k;
+    const long long nq = d.n_head * hdk, nk = d.n_head_kv * hdk, R = nq + nk + d.n_head_kv * d.hd_v;
+    const float* row = P.qkv + t * R;
+    for (int hh = warp; hh < gh; hh += kMkBlockWarps) {
+        float* o = qs + hh * hdk;
+        const float* v = row + (g * group + h0 + hh) * hdk;
+        for (long long i = lane; i < hdk; i += 32) o[i] = v[i];
+        arbor_syncwarp();
+        mkm::head_finish(P, L, 0, t, o, lane);
+    }
+    if (ch == P.pos[t] / mkm::kChunk) {
+        if (warp == kMkBlockWarps - 1) {
+            const float* v = row + nq + g * hdk;
+            for (long long i = lane; i < hdk; i += 32) kn[i] = v[i];
+            arbor_syncwarp();
+            mkm::head_finish(P, L, 1, t, kn, lane);
+            mkm::head_store_cell(P, s.layer, 1, g, t, kn, lane);
+        } else if (warp == kMkBlockWarps - 2) {
+            mkm::head_store_cell(P, s.layer, 2, g, t, row + nq + nk + g * d.hd_v, lane);
+        }
+    }
+    __syncthreads();  // q in qs, and this workgroup's cell writes before its K and V loads
+}
+#endif
+
 // Item (((g * T) + t) * max_chunks + ch) * head_parts + part: chunk ch of the attention of
 // the q heads of kv head g for token t, heads h0 .. h0 + gh - 1 of the group (part p of
 // s.head_parts takes gh = group / head_parts heads from h0 = p * gh). With s.direct (the pass has one chunk per token) the chunk is the whole
@@ -487,7 +526,16 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             mk_l2_prefetch(v0, static_cast<unsigned long long>(n) * hdv * eb);
         }
 #endif
-    for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+    bool folded = false;  // q finished here (s.fold_finish) instead of read from Q
+#if ARBOR_MK_FOLD_FINISH
+    if constexpr (std::is_same_v<Cells, DenseCells>)
+        if (s.fold_finish) {
+            mk_attn_fold_finish(P, s, g, t, ch, h0, gh, qs, reinterpret_cast<float*>(stage));
+            folded = true;
+        }
+#endif
+    if (!folded)
+        for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
     pc.mark(kPhAttnQ);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not

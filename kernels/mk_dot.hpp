@@ -102,7 +102,7 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
 // before their FMAs (one at a time, a lane paid a memory latency per element: about 26 us for a
 // 2048-wide F32 router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
 // elements), so each weight is one word load.
-template <int Kind, int R, class XF>
+template <int Kind, int R, class XF, int B0 = 16>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
     using namespace quant::blocks;
     // The raw word first (so that no conversion stands between the loads), its float later.
@@ -132,7 +132,8 @@ __device__ inline void float_chains(const uint8_t* const* w, const float* x, lon
         }
     };
     long long i = lane;
-    batch(std::integral_constant<int, 16>{}, i);
+    batch(std::integral_constant<int, B0>{}, i);  // B0 = 32: a 2048-wide row in two round trips
+    if constexpr (B0 > 16) batch(std::integral_constant<int, 16>{}, i);
     batch(std::integral_constant<int, 8>{}, i);
     for (; i < n; i += 32) {
         const float f = xf(x[i]);
@@ -144,6 +145,16 @@ __device__ inline void float_chains(const uint8_t* const* w, const float* x, lon
 struct AsIs {
     __device__ float operator()(float v) const { return v; }
 };
+
+// One float-type row (Kind 0 F32, 1 F16, 2 BF16) against x with 32 elements' loads in flight a
+// lane: the same chains as warp_dot_float, for items of one row (the router's logits, whose
+// few items leave most warps idle). Not inlined: its 64 loaded words get registers of their own.
+template <int Kind>
+__device__ __noinline__ float warp_dot_float_deep(const uint8_t* w, const float* x, long long n, int lane) {
+    float acc = 0.0f;
+    float_chains<Kind, 1, AsIs, 32>(&w, x, n, lane, &acc, AsIs{});
+    return warp_combine(acc);
+}
 
 template <int Kind>  // 0 F32, 1 F16, 2 BF16
 __device__ inline float warp_dot_float(const uint8_t* w, const float* x, long long n, int lane) {

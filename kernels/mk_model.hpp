@@ -218,6 +218,8 @@ struct MkModelStage {
     int direct;          // AttnChunk: the pass has one chunk per token; write Att (and AttQ) directly
     int head_parts;      // AttnChunk, FnAttnChunk: items per chunk, each 1/head_parts of the group's q heads
     int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
+    int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
+    int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
     // The layer's weight record: the device address of pass->layers[layer] (null for a stage
@@ -306,6 +308,15 @@ constexpr long long kMkDownSplitTokens = 8;
 // warp computes the current one (mk_staged.hpp; NVIDIA builds with the dynamic arena only).
 #ifndef ARBOR_MK_STAGED_DOTS
 #define ARBOR_MK_STAGED_DOTS 0
+#endif
+
+// ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
+// norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
+// heads from the raw projection, and the items of the chunk holding the token's cell also finish
+// its K and V head and write the cell, each the same bytes, before they stage K
+// (mk_attn_fold_finish, mk_block_ops.hpp). ARBOR_GPU_FOLD_FINISH=0 gives the level back.
+#ifndef ARBOR_MK_FOLD_FINISH
+#define ARBOR_MK_FOLD_FINISH 0
 #endif
 
 // Stage s's layer weights.

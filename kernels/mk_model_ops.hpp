@@ -210,40 +210,36 @@ __device__ inline void mk_qkv_dots(const MkPass& P, const MkModelStage& s, long 
     }
 }
 
-// Item hi * T + t: head hi of [Q heads | K heads | V heads] for token t.
-__device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+namespace mkm {
+
+// The q/k norm (when the model has one) and RoPE of a Q (kind 0) or K (kind 1) head of token t,
+// in place on its hd_k values v (global or shared memory), with the warp.
+__device__ inline void head_finish(const MkPass& P, const MkLayerW& L, int kind, long long t, float* v, int lane) {
     const MkDims& d = P.d;
-    const MkLayerW& L = mk_layer(P, s);
-    const long long T = P.n_tokens, hi = item / T, t = item % T;
-    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
-    const long long R = nq + nk + d.n_head_kv * d.hd_v;
-    const int kind = hi < d.n_head ? 0 : hi < d.n_head + d.n_head_kv ? 1 : 2;
-    const long long head = kind == 0 ? hi : kind == 1 ? hi - d.n_head : hi - d.n_head - d.n_head_kv;
-    const long long hd = kind == 2 ? d.hd_v : d.hd_k;
-    float* v = P.qkv + t * R + (kind == 0 ? head * d.hd_k : kind == 1 ? nq + head * d.hd_k : nq + nk + head * d.hd_v);
-    if (kind != 2) {
-        if (d.qk_norm) {
-            const float* nw = kind == 0 ? L.q_norm : L.k_norm;
-            const float scale = num::rms_scale(mkm::warp_dot_lanes(v, v, hd, lane), static_cast<int>(hd), d.rms_eps);
-            arbor_syncwarp();
-            for (long long i = lane; i < hd; i += 32) v[i] = num::mul_rn(num::mul_rn(v[i], scale), nw[i]);
-            arbor_syncwarp();
-        }
-        const long long half = d.n_rot / 2;
-        const float* cs = P.rope + t * half * 2;
-        for (long long i = lane; i < half; i += 32) {
-            float* a = d.rope_neox ? &v[i] : &v[2 * i];
-            float* b = d.rope_neox ? &v[i + half] : &v[2 * i + 1];
-            num::rope_pair(a, b, cs[2 * i], cs[2 * i + 1]);
-        }
+    const long long hd = d.hd_k;
+    if (d.qk_norm) {
+        const float* nw = kind == 0 ? L.q_norm : L.k_norm;
+        const float scale = num::rms_scale(warp_dot_lanes(v, v, hd, lane), static_cast<int>(hd), d.rms_eps);
+        arbor_syncwarp();
+        for (long long i = lane; i < hd; i += 32) v[i] = num::mul_rn(num::mul_rn(v[i], scale), nw[i]);
         arbor_syncwarp();
     }
-    if (kind == 0) {
-        float* q = P.q + t * nq + head * d.hd_k;
-        for (long long i = lane; i < hd; i += 32) q[i] = v[i];
-        return;
+    const long long half = d.n_rot / 2;
+    const float* cs = P.rope + t * half * 2;
+    for (long long i = lane; i < half; i += 32) {
+        float* a = d.rope_neox ? &v[i] : &v[2 * i];
+        float* b = d.rope_neox ? &v[i + half] : &v[2 * i + 1];
+        num::rope_pair(a, b, cs[2 * i], cs[2 * i + 1]);
     }
-    uint8_t* cell = mkm::kv_cell(P, t, s.layer, head, P.pos[t], kind == 2);
+    arbor_syncwarp();
+}
+
+// A finished K (kind 1) or V (kind 2) head's values v into token t's KV cell, with the warp.
+__device__ inline void head_store_cell(const MkPass& P, int layer, int kind, long long head, long long t, const float* v,
+                                       int lane) {
+    const MkDims& d = P.d;
+    const long long hd = kind == 2 ? d.hd_v : d.hd_k;
+    uint8_t* cell = kv_cell(P, t, layer, head, P.pos[t], kind == 2);
     if (d.kv_elem_bytes == 4) {
         for (long long i = lane; i < hd; i += 32) reinterpret_cast<float*>(cell)[i] = v[i];
     } else {
@@ -253,6 +249,27 @@ __device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, lon
             cell[2 * i + 1] = static_cast<uint8_t>(h >> 8);
         }
     }
+}
+
+}  // namespace mkm
+
+// Item hi * T + t: head hi of [Q heads | K heads | V heads] for token t.
+__device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = mk_layer(P, s);
+    const long long T = P.n_tokens, hi = item / T, t = item % T;
+    const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
+    const long long R = nq + nk + d.n_head_kv * d.hd_v;
+    const int kind = hi < d.n_head ? 0 : hi < d.n_head + d.n_head_kv ? 1 : 2;
+    const long long head = kind == 0 ? hi : kind == 1 ? hi - d.n_head : hi - d.n_head - d.n_head_kv;
+    float* v = P.qkv + t * R + (kind == 0 ? head * d.hd_k : kind == 1 ? nq + head * d.hd_k : nq + nk + head * d.hd_v);
+    if (kind != 2) mkm::head_finish(P, L, kind, t, v, lane);
+    if (kind == 0) {
+        float* q = P.q + t * nq + head * d.hd_k;
+        for (long long i = lane; i < d.hd_k; i += 32) q[i] = v[i];
+        return;
+    }
+    mkm::head_store_cell(P, s.layer, kind, head, t, v, lane);
 }
 
 // Item i: rows 2i and 2i+1 (the last item may have one).
@@ -296,6 +313,18 @@ __device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long
 __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const long long n_in = s.out_buf == kBufLogits ? P.n_out : P.n_tokens;
     float* out = s.out_buf == kBufLogits ? P.logits : P.router;
+    if (s.row_items) {  // item r: row r alone, a float type (the router logits: gpu_backend.hip)
+        const long long n = P.d.n_embd;
+        const uint8_t* row = mkm::wrow(s.w, item);
+        for (long long t = 0; t < n_in; ++t) {
+            const float* x = P.xn + t * n;
+            const float v = s.w.type == static_cast<int>(TensorType::F32)   ? warp_dot_float_deep<0>(row, x, n, lane)
+                            : s.w.type == static_cast<int>(TensorType::F16) ? warp_dot_float_deep<1>(row, x, n, lane)
+                                                                            : warp_dot_float_deep<2>(row, x, n, lane);
+            if (lane == 0) out[t * s.w.rows + item] = v;
+        }
+        return;
+    }
     const long long r = 2 * item, n = P.d.n_embd;
     const bool two = r + 1 < s.w.rows;
     const uint8_t* row0 = mkm::wrow(s.w, r);
