@@ -272,7 +272,8 @@ constexpr long long kMkDownSplitTokens = 8;
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
-// next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: not measured yet.
+// next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: within noise on the H200
+// (gpu-next15, docs/BENCHMARKS.md).
 #ifndef ARBOR_MK_L2_PREFETCH
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
@@ -280,7 +281,7 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_ITEM_PREFETCH=1: a warp asks the L2 for the weight rows of its next item in a row-dot
 // stage when it starts an item, and for its first item's own rows (unless ARBOR_MK_L2_PREFETCH
 // asked at the barrier), so that a long row's later sub-blocks and the next item's come from the
-// L2 (mk_prefetch.hpp; NVIDIA sm_90 only).
+// L2 (mk_prefetch.hpp; NVIDIA sm_90 only). Off: within noise on the H200 (gpu-next15).
 #ifndef ARBOR_MK_ITEM_PREFETCH
 #define ARBOR_MK_ITEM_PREFETCH 0
 #endif
@@ -293,6 +294,7 @@ constexpr long long kMkDownSplitTokens = 8;
 // (cp.async, NVIDIA sm_80+) before the softmax, instead of after it.
 // ARBOR_MK_ATTN_K8=1: a K piece of 16-word rows is staged 128 cells a round (8 loads a thread in
 // flight) instead of 64.
+// Off: the three together were 0.14-0.18 ms slower on the H200 (gpu-next15).
 #ifndef ARBOR_MK_ATTN_PREFETCH
 #define ARBOR_MK_ATTN_PREFETCH 0
 #endif
@@ -306,6 +308,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_STAGED_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls and dense gated
 // FFN stream their weight rows through shared memory by cp.async, the next unit in flight while a
 // warp computes the current one (mk_staged.hpp; NVIDIA builds with the dynamic arena only).
+// Off: -0.02 / +0.48 / +0.80 ms on qwen3-4b / MoE / flashnext on the H200 (gpu-next15, before the
+// LM head and expert stages were added to it).
 #ifndef ARBOR_MK_STAGED_DOTS
 #define ARBOR_MK_STAGED_DOTS 0
 #endif
@@ -315,6 +319,7 @@ constexpr long long kMkDownSplitTokens = 8;
 // heads from the raw projection, and the items of the chunk holding the token's cell also finish
 // its K and V head and write the cell, each the same bytes, before they stage K
 // (mk_attn_fold_finish, mk_block_ops.hpp). ARBOR_GPU_FOLD_FINISH=0 gives the level back.
+// Off: +0.26 ms on qwen3-4b on the H200 (gpu-next15; the chunk items grew more than the level).
 #ifndef ARBOR_MK_FOLD_FINISH
 #define ARBOR_MK_FOLD_FINISH 0
 #endif
