@@ -550,9 +550,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             case plan::Op::Embed: st.push_back({gpu::kOpEmbed, T, a, "", &s}); break;
             case plan::Op::RopeTable: st.push_back({gpu::kOpRopeTable, T, a, "", &s}); break;
             case plan::Op::RmsNorm: {
-                // A decode step's norm as several items a row (mk_norm_parts); ARBOR_GPU_NORM_SPLIT=0:
-                // one item a row.
-                static const bool norm_split = !env_off("ARBOR_GPU_NORM_SPLIT");
+                // A pass of few rows (a decode step's) splits each row's norm over several items
+                // (mk_norm_parts); ARBOR_GPU_NORM_SPLIT=0: one item a row. Builds with barrier tails
+                // on keep one item a row, so that the norm can be a tail (kMkTailItems).
+                static const bool norm_split = !env_off("ARBOR_GPU_NORM_SPLIT") &&
+                                               !(ARBOR_MK_BARRIER_TAILS && !env_off("ARBOR_GPU_BARRIER_TAILS"));
                 gpu::MkModelStage r = a;
                 const int64_t rows = s.outputs_only ? n_out : T;
                 r.norm_parts = norm_split ? gpu::mk_norm_parts(rows, c.n_embd, rt_->grid()) : 1;

@@ -303,7 +303,7 @@ struct AttnOut {
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
-    bool v_started;  // the whole V is in flight into `stage` (attn_v_start): wait for it, do not copy
+    bool v_started;  // the whole V is in flight into `stage` (ARBOR_MK_ATTN_VASYNC): wait for it, do not copy
 };
 
 // V cells a staged piece holds: a multiple of 8 (every 8-cell group's weights 32-byte aligned in
@@ -646,6 +646,7 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }
 
+#if ARBOR_MK_ATTN_PREFETCH
 // The K and V rows of attention chunk item `item` of s (of `items`) into the L2 (one thread).
 __device__ inline void mk_attn_prefetch(const MkModelStage& s, long long item, long long items) {
     if (item < 0 || item >= items) return;
@@ -659,6 +660,7 @@ __device__ inline void mk_attn_prefetch(const MkModelStage& s, long long item, l
     mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, false), static_cast<unsigned long long>(n * P.d.hd_k * eb));
     mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, true), static_cast<unsigned long long>(n * P.d.hd_v * eb));
 }
+#endif
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:

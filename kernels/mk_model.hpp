@@ -132,7 +132,7 @@ static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmem
 enum MkModelOp : int {
     kOpEmbed = 10,          // X[t] = decoded embedding row                      items: T
     kOpRopeTable = 11,      // Rope[t]                                           items: T
-    kOpRmsNorm = 12,        // XN[row] = rmsnorm(X[t]) * w (+ XQ)                items: T or n_out
+    kOpRmsNorm = 12,        // XN[row] = rmsnorm(X[t]) * w (+ XQ)                items: (T or n_out) * norm_parts
     kOpQkvDots = 13,        // qkv[t][r] = W_qkv[r] . XN[t] (+ bias)             items: qkv rows / 2
     kOpQkvFinish = 14,      // q/k norm, RoPE; Q -> q, K/V -> the token's cell   items: (n_head + 2 n_kv) * T
     kOpAttnChunk = 15,      // one 256-cell chunk of the attention of (g, t)     items: n_kv * T * max_chunks * head_parts
@@ -140,7 +140,7 @@ enum MkModelOp : int {
     kOpQuantize = 17,       // Q8A block of a buffer's row                       items: rows * width / 32
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
-    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2
+    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2 (row_items: W rows)
     kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
     kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: (n_embd + 1) / 2 * T * k
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
@@ -195,8 +195,9 @@ __host__ __device__ inline int attn_combine_heads(long long group, long long hd_
 // RMSNorm items per row (MkModelStage::norm_parts): in a pass of few rows, the row's elements
 // and Q8A blocks are split over items of the largest span of 256, 128, 64 or 32 elements that
 // makes at least two (256: a Q8A block a warp), each item computing the row's scale itself, the
-// same chain in the same order; 1 (one item a row) when n is no multiple of 64 or the split rows
-// would not fit in one round of the grid's workgroups.
+// same chain in the same order; 1 (one item a row) when n is no multiple of 32, is below 64, or
+// the split rows would not fit in one round of the grid's workgroups (any pass that fits splits,
+// a decode step's above all).
 inline int mk_norm_parts(long long rows, long long n, long long workgroups) {
     for (long long span = 256; span >= 32; span /= 2)
         if (n % span == 0 && n / span >= 2) return rows * (n / span) <= workgroups ? static_cast<int>(n / span) : 1;
@@ -305,11 +306,12 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_ATTN_K8 0
 #endif
 
-// ARBOR_MK_STAGED_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls and dense gated
-// FFN stream their weight rows through shared memory by cp.async, the next unit in flight while a
-// warp computes the current one (mk_staged.hpp; NVIDIA builds with the dynamic arena only).
-// Off: -0.02 / +0.48 / +0.80 ms on qwen3-4b / MoE / flashnext on the H200 (gpu-next15, before the
-// LM head and expert stages were added to it).
+// ARBOR_MK_STAGED_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, dense gated FFN,
+// LM head, quantized router and routed experts stream their weight rows through shared memory by
+// cp.async, the next unit in flight while a warp computes the current one (mk_staged.hpp; NVIDIA
+// sm_80+ builds with the dynamic arena only). Off: -0.02 / +0.48 / +0.80 ms on qwen3-4b / MoE /
+// flashnext on the H200 (gpu-next15) with the first three; the others were added afterwards,
+// compiled (ptxas sm_90) and never run.
 #ifndef ARBOR_MK_STAGED_DOTS
 #define ARBOR_MK_STAGED_DOTS 0
 #endif

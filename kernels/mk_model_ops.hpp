@@ -677,6 +677,58 @@ __device__ __noinline__ void mk_dep_tail(int op, const MkModelStage& s, long lon
 #endif
 
 // One work item of a warp stage (the workgroup stages are in mk_block_ops.hpp).
+namespace mkm {
+
+// The weight rows a row-dot item reads (w[1] == w[0] for an item of one row), as mk_qkv_dots,
+// mk_matmul_add, mk_matmul_store, mk_gated_ffn and mk_expert_gated_ffn take them, and for the
+// expert down the rows of the expert routed to (token, slot) pair `slot` (xoff: that pair's Q8A
+// row among the pairs'). ok is false for an expert id outside the tensor. The off-by-default
+// prefetch and staged paths read rows through it (mk_prefetch.hpp, mk_staged.hpp).
+struct ItemRows {
+    const uint8_t* w[2];
+    unsigned long long row_bytes[2];
+    long long xoff;
+    int type;
+    bool ok;
+};
+__device__ inline ItemRows item_rows(int op, const MkPass& P, const MkModelStage& s, long long item, int slot) {
+    ItemRows it{};
+    it.ok = true;
+    auto set = [&](const MkW& w0, long long r0, const MkW& w1, long long r1, long long m = 0) {
+        it.w[0] = wrow(w0, r0, m);
+        it.w[1] = &w1 == &w0 && r1 == r0 ? it.w[0] : wrow(w1, r1, m);
+        it.row_bytes[0] = w0.row_bytes;
+        it.row_bytes[1] = w1.row_bytes;
+        it.type = w0.type;
+    };
+    if (op == kOpQkvDots) {
+        const QkvRow q = qkv_row(P.d, mk_layer(P, s), 2 * item);
+        set(q.w, q.rr, q.w, q.rr + 1);
+    } else if (op == kOpMatMulAdd || op == kOpMatMulStore) {
+        const long long r = op == kOpMatMulStore && s.row_items ? item : 2 * item;
+        set(s.w, r, s.w, r + 1 < s.w.rows && !(op == kOpMatMulStore && s.row_items) ? r + 1 : r);
+    } else if (op == kOpGatedFfn) {
+        const MkLayerW& L = mk_layer(P, s);
+        set(L.gate, item, L.up, item);
+    } else if (op == kOpExpertGatedFfn) {
+        const MkLayerW& L = mk_layer(P, s);
+        const long long pair = item / P.d.n_ff_exp, r = item % P.d.n_ff_exp;
+        const int e = P.route_idx[pair];
+        it.ok = e >= 0 && e < P.d.n_expert;
+        set(L.gate_exps, r, L.up_exps, r, it.ok ? e : 0);
+    } else {  // kOpExpertDownAdd: rows 2 item, 2 item + 1 of pair `slot`'s expert
+        const MkW& dw = mk_layer(P, s).down_exps;
+        const long long r = 2 * item, r1 = r + 1 < P.d.n_embd ? r + 1 : r;
+        const int e = P.route_idx[slot];
+        it.ok = e >= 0 && e < P.d.n_expert;
+        set(dw, r, dw, r1, it.ok ? e : 0);
+        it.xoff = slot * (P.d.n_ff_exp / 32);
+    }
+    return it;
+}
+
+}  // namespace mkm
+
 __device__ inline void mk_model_item(int op, const MkModelStage& s, long long item, int lane) {
     const MkPass& P = *s.pass;
     switch (op) {

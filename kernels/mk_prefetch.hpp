@@ -18,40 +18,31 @@ namespace arbor::gpu {
 
 constexpr long long kMkPrefetchItems = 2;
 
-// The weight rows of item `item` of a row-dot stage into the L2: the Q/K/V projection, the
-// matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane `sub` 0; for
-// the expert down, lane `sub` takes (token, slot) pair `sub` (up to 32), whose route was written
-// two levels before the stage. Other ops, items past the stage and other lanes ask for nothing.
-// The expert gated FFN is left out: its routes are written by the level just before it.
+// The weight rows of item `item` of a row-dot stage into the L2 (mkm::item_rows): the Q/K/V
+// projection, the matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane
+// `sub` 0; for the expert down, lane `sub` takes (token, slot) pair `sub` (up to 32), whose route
+// was written two levels before the stage. Other ops, items past the stage and other lanes ask
+// for nothing. The expert gated FFN is left out: its routes are written by the level just before.
 __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int sub) {
     const int op = st.op;
     if (item >= st.items) return;
     const MkModelStage& s = st.model;
     const MkPass& P = *s.pass;
     if (op == kOpExpertDownAdd) {
-        const long long r = 2 * item, pair = sub;
-        if (r >= P.d.n_embd || pair >= P.n_tokens * P.d.n_used) return;
-        const int e = P.route_idx[pair];
-        if (e < 0 || e >= P.d.n_expert) return;  // (a hint only: never an address outside the tensor)
-        const MkW& dw = mk_layer(P, s).down_exps;
-        mk_l2_prefetch(mkm::wrow(dw, r, e), (r + 1 < P.d.n_embd ? 2ull : 1ull) * dw.row_bytes);
+        if (sub >= P.n_tokens * P.d.n_used) return;
+    } else if (sub != 0 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn)) {
         return;
     }
-    if (sub != 0) return;
-    if (op == kOpMatMulAdd || op == kOpMatMulStore) {
-        const long long r = 2 * item;
-        mk_l2_prefetch(mkm::wrow(s.w, r), (r + 1 < s.w.rows ? 2ull : 1ull) * s.w.row_bytes);
-        return;
+    const mkm::ItemRows r = mkm::item_rows(op, P, s, item, sub);
+    if (!r.ok) return;  // (a hint only: never an address outside the tensor)
+    if (r.w[1] == r.w[0]) {
+        mk_l2_prefetch(r.w[0], r.row_bytes[0]);
+    } else if (r.w[1] == r.w[0] + r.row_bytes[0]) {  // adjacent rows: one request
+        mk_l2_prefetch(r.w[0], r.row_bytes[0] + r.row_bytes[1]);
+    } else {
+        mk_l2_prefetch(r.w[0], r.row_bytes[0]);
+        mk_l2_prefetch(r.w[1], r.row_bytes[1]);
     }
-    if (op != kOpQkvDots && op != kOpGatedFfn) return;
-    const MkLayerW& L = mk_layer(P, s);
-    if (op == kOpGatedFfn) {
-        mk_l2_prefetch(mkm::wrow(L.gate, item), L.gate.row_bytes);
-        mk_l2_prefetch(mkm::wrow(L.up, item), L.up.row_bytes);
-        return;
-    }
-    const mkm::QkvRow q = mkm::qkv_row(P.d, L, 2 * item);  // kOpQkvDots: rows 2 item, 2 item + 1, one matrix
-    mk_l2_prefetch(mkm::wrow(q.w, q.rr), 2ull * q.w.row_bytes);
 }
 
 // What a warp asks the L2 for while it waits at the barrier before stage st: its first

@@ -21,7 +21,7 @@
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 
-#if ARBOR_MK_STAGED_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_SMEM_FLOATS > 10176
+#if ARBOR_MK_STAGED_DOTS && ARBOR_CP_ASYNC && ARBOR_MK_SMEM_FLOATS > 10176
 #define ARBOR_MK_STAGED_ON 1
 #else
 #define ARBOR_MK_STAGED_ON 0
@@ -53,15 +53,13 @@ __device__ inline bool geom(int type, int& bytes, int& subs) {
     }
 }
 
-// An item's two rows (w1 may be w0: one row computed twice, as warp_dot_row2 is called for the
-// last row of an odd matrix) and how they are cut into units of `spp` steps (a step: the 32
-// sub-blocks the lanes take together, `step_bytes` of a row).
-struct Item {
-    const uint8_t* w[2];
-    long long xoff;  // the item's activation row in the staged ones (Q8A blocks): the expert down's slot
-    int type;
+// An item's two rows (mkm::item_rows; w1 may be w0: one row computed twice, as warp_dot_row2 is
+// called for the last row of an odd matrix) and how they are cut into units of `spp` steps (a
+// step: the 32 sub-blocks the lanes take together, `step_bytes` of a row). mk_staged_ok admits
+// only stages whose two rows have one type and one length.
+struct Item : mkm::ItemRows {
     int step_bytes, steps, spp, units;
-    unsigned long long row_bytes;
+    __device__ unsigned long long row_len() const { return row_bytes[0]; }
 };
 
 // A row's part of a unit buffer: its spp steps rounded up to 16 bytes, and the slack.
@@ -84,7 +82,7 @@ __device__ inline bool cut(Item& it, long long n) {
 __device__ inline void unit_range(const Item& it, int u, int i, unsigned long long& a0, unsigned long long& a1) {
     const unsigned long long b0 = static_cast<unsigned long long>(u) * it.spp * it.step_bytes;
     unsigned long long b1 = b0 + static_cast<unsigned long long>(it.spp) * it.step_bytes;
-    if (b1 > it.row_bytes) b1 = it.row_bytes;
+    if (b1 > it.row_len()) b1 = it.row_len();
     const unsigned long long base = reinterpret_cast<unsigned long long>(it.w[i]);
     a0 = (base + b0) & ~15ull;
     a1 = (base + b1 + 15ull) & ~15ull;  // (at most 15 bytes past the row: device tensors are padded to 256)
@@ -96,17 +94,16 @@ __device__ inline uint8_t* row_buf(uint8_t* half, const Item& it, int i) {
 
 // Starts unit u's copy into `half` (this warp's lanes) and commits it as one group.
 __device__ inline void issue(const Item& it, int u, uint8_t* half, int lane) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(half));
+    const unsigned d = shared_address(half);
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && it.w[1] == it.w[0]) break;
         unsigned long long a0, a1;
         unit_range(it, u, i, a0, a1);
         const unsigned di = d + static_cast<unsigned>(row_buf(half, it, i) - half);
         for (unsigned long long o = 16ull * lane; a0 + o < a1; o += 16ull * 32)
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(di + static_cast<unsigned>(o)), "l"(a0 + o)
-                         : "memory");
+            cp_async16(di + static_cast<unsigned>(o), reinterpret_cast<const void*>(a0 + o));
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    cp_async_commit();
 }
 
 // Lane `lane`'s accumulators over unit u's steps, from shared memory: warp_dot_quant_rows's
@@ -156,46 +153,11 @@ __device__ inline void unit_dots_any(const Item& it, int u, const uint8_t* half,
 // (Token 0's) slots an item runs one after another: the expert down's routed experts; 1 otherwise.
 __device__ inline int n_slots(int op, const MkPass& P) { return op == kOpExpertDownAdd ? static_cast<int>(P.d.n_used) : 1; }
 
-// Slot `slot` of item `item` of a staged stage: its rows (the ones mk_qkv_dots, mk_matmul_add,
-// mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and expert_down_slots take for token 0).
-__device__ inline Item item_rows(int op, const MkPass& P, const MkModelStage& s, long long item, int slot) {
+// Slot `slot` of item `item` of a staged stage: its rows, and their units.
+__device__ inline Item item_rows(int op, const MkPass& P, const MkModelStage& s, long long item, int slot, long long n) {
     Item it{};
-    if (op == kOpQkvDots) {
-        const mkm::QkvRow q = mkm::qkv_row(P.d, mk_layer(P, s), 2 * item);
-        it.w[0] = mkm::wrow(q.w, q.rr);
-        it.w[1] = mkm::wrow(q.w, q.rr + 1);
-        it.type = q.w.type;
-        it.row_bytes = q.w.row_bytes;
-    } else if (op == kOpMatMulAdd || op == kOpMatMulStore) {
-        const long long r = 2 * item;
-        it.w[0] = mkm::wrow(s.w, r);
-        it.w[1] = r + 1 < s.w.rows ? mkm::wrow(s.w, r + 1) : it.w[0];
-        it.type = s.w.type;
-        it.row_bytes = s.w.row_bytes;
-    } else if (op == kOpGatedFfn) {  // gate and up of one type (mk_staged_ok)
-        const MkLayerW& L = mk_layer(P, s);
-        it.w[0] = mkm::wrow(L.gate, item);
-        it.w[1] = mkm::wrow(L.up, item);
-        it.type = L.gate.type;
-        it.row_bytes = L.gate.row_bytes;
-    } else if (op == kOpExpertGatedFfn) {  // item pair * n_ff_exp + r (token 0: pair = slot)
-        const MkLayerW& L = mk_layer(P, s);
-        const long long pair = item / P.d.n_ff_exp, r = item % P.d.n_ff_exp;
-        const int e = P.route_idx[pair];
-        it.w[0] = mkm::wrow(L.gate_exps, r, e);
-        it.w[1] = mkm::wrow(L.up_exps, r, e);
-        it.type = L.gate_exps.type;
-        it.row_bytes = L.gate_exps.row_bytes;
-    } else {  // kOpExpertDownAdd: rows 2 item, 2 item + 1 of the expert routed to slot `slot`
-        const MkW& dw = mk_layer(P, s).down_exps;
-        const long long r = 2 * item, r1 = r + 1 < P.d.n_embd ? r + 1 : r;
-        const int e = P.route_idx[slot];
-        it.w[0] = mkm::wrow(dw, r, e);
-        it.w[1] = r1 != r ? mkm::wrow(dw, r1, e) : it.w[0];
-        it.type = dw.type;
-        it.row_bytes = dw.row_bytes;
-        it.xoff = slot * (P.d.n_ff_exp / 32);
-    }
+    static_cast<mkm::ItemRows&>(it) = mkm::item_rows(op, P, s, item, slot);
+    cut(it, n);
     return it;
 }
 
@@ -268,7 +230,7 @@ __device__ inline bool mk_staged_ok(int op, const MkModelStage& s) {
     if (P.n_tokens != 1 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpGatedFfn && op != kOpMatMulStore &&
                             op != kOpExpertGatedFfn && op != kOpExpertDownAdd))
         return false;
-    if (op == kOpMatMulStore && s.out_buf == kBufLogits && P.n_out != 1) return false;
+    if (op == kOpMatMulStore && (s.row_items || (s.out_buf == kBufLogits && P.n_out != 1))) return false;
     long long n = 0, xbytes = 0;
     const quant::BlockQ8A* xq = mks::stage_xq(op, P, s, n, xbytes);
     if (xq == nullptr || n % 32 != 0 || xbytes > mks::kXqBytes) return false;
@@ -293,7 +255,7 @@ __device__ inline bool mk_staged_ok(int op, const MkModelStage& s) {
         if (types[k] < 0) continue;
         mks::Item it{};
         it.type = types[k];
-        it.row_bytes = rb[k];
+        it.row_bytes[0] = it.row_bytes[1] = rb[k];
         if (!mks::cut(it, n)) return false;
     }
     return true;
@@ -321,13 +283,12 @@ __device__ __noinline__ void mk_staged_stage(int op, const MkModelStage& s, long
     int slot = 0, u = 0;
     mks::Item cur{};
     if (item < items) {
-        cur = mks::item_rows(op, P, s, item, 0);
-        mks::cut(cur, n);
+        cur = mks::item_rows(op, P, s, item, 0, n);
         mks::issue(cur, 0, half[0], lane);
     }
     if (!xasync) block_copy(reinterpret_cast<unsigned*>(arena), reinterpret_cast<const unsigned*>(xq), xbytes / 4);
     // This thread's activation copies have landed (its unit-0 group may still be in flight).
-    if (item < items) asm volatile("cp.async.wait_group 1;" ::: "memory");
+    if (item < items) cp_async_wait_all_but_newest();
     else block_async_wait();
     __syncthreads();
     float a[2] = {0.0f, 0.0f}, acc[2] = {0.0f, 0.0f};
@@ -340,15 +301,12 @@ __device__ __noinline__ void mk_staged_stage(int op, const MkModelStage& s, long
         if (nu >= cur.units) {
             nu = 0;
             if (++nslot >= nsl) nslot = 0, nitem = item + warps;
-            if (nitem < items) {
-                nxt = mks::item_rows(op, P, s, nitem, nslot);
-                mks::cut(nxt, n);
-            }
+            if (nitem < items) nxt = mks::item_rows(op, P, s, nitem, nslot, n);
         }
         const bool more = nitem < items;
         if (more) mks::issue(nxt, nu, half[h ^ 1], lane);
-        if (more) asm volatile("cp.async.wait_group 1;" ::: "memory");
-        else asm volatile("cp.async.wait_group 0;" ::: "memory");
+        if (more) cp_async_wait_all_but_newest();
+        else block_async_wait();
         arbor_syncwarp();  // every lane's copies of this unit are visible to the warp
         mks::unit_dots_any(cur, u, half[h], xs + cur.xoff, n, lane, a);
         if (u + 1 == cur.units) {

@@ -133,7 +133,8 @@ for v in ${ARBOR_AB_PROFILE_BUILDS:-}; do
     [ -x "$cli" ] || { echo "error: no build $v to profile"; continue; }
     for m in q4b moe; do
         timeout 30 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
-            --profile "/tmp/$v-$m.trace.json" >"$OUTDIR/prof-$v-$m.txt" 2>&1
+            --profile "/tmp/$v-$m.trace.json" >"$OUTDIR/prof-$v-$m.txt" 2>&1 ||
+            echo "error: the profile of $v on $m failed (exit $?): $(tail -1 "$OUTDIR/prof-$v-$m.txt")"
         echo "-- $v $m decode@229: the slowest workgroup of each stage, summed over the layers"
         awk -f scripts/profile-sum.awk "$OUTDIR/prof-$v-$m.txt" | sort -rn | head -12
         grep -hE '^(item|phase attn)' "$OUTDIR/prof-$v-$m.txt"
