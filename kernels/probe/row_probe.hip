@@ -1,0 +1,285 @@
+// arbor-gpu-probe: what one decode level of row dots costs on this GPU outside the megakernel.
+//
+// The megakernel's gated-FFN level on qwen3-4b (9728 items, each a 2560-wide Q4_K gate row and
+// up row against one Q8A activation row; 2112 warps, about 4.6 items a warp, three sub-block
+// steps a lane) takes 25-30 us on the H200, about 1.1 TB/s, and neither L2 prefetches nor
+// cp.async staging changed it (docs/GPU.md, gpu-next15). This probe runs the same access
+// pattern as a small kernel of its own: lane j of a warp loads, per step, its sub-block's 16
+// quant bytes and 4 scale bytes of each row and its 40-byte activation block, then runs
+// dependent integer dot products and a float accumulation, so each step waits on its loads the
+// way a row-dot step does. It prints the level's time (from the first workgroup's start to the
+// last one's end, by the global timer, so no launch overhead) for:
+//   - 1 warp an SM (no contention: a step's bare latency), 16 warps an SM (the megakernel's
+//     shape: 2 workgroups of 256), and 32;
+//   - weights cold (a region not read since the L2 last held it) and warm (read just before);
+//   - plain loads (as the megakernel's generic loads) and ld.global.nc;
+// and a streaming read of the same bytes by every thread, for the bandwidth this GPU gives.
+// It computes nothing that anything uses: a measurement, not a lever.
+#include "arbor_hip.hpp"
+#include "mk_dot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr long long kBlockBytes = 144;  // a Q4_K block: 8 sub-blocks of 32
+constexpr long long kXqBytes = 40;      // a Q8A activation block
+
+template <bool Nc>
+__device__ inline uint4 load16(const uint8_t* p) {
+    if constexpr (Nc) return __ldg(reinterpret_cast<const uint4*>(p));
+    return *reinterpret_cast<const uint4*>(p);
+}
+template <bool Nc>
+__device__ inline uint2 load8(const uint8_t* p) {
+    if constexpr (Nc) return __ldg(reinterpret_cast<const uint2*>(p));
+    return *reinterpret_cast<const uint2*>(p);
+}
+template <bool Nc>
+__device__ inline unsigned load4(const uint8_t* p) {
+    if constexpr (Nc) return __ldg(reinterpret_cast<const unsigned*>(p));
+    return *reinterpret_cast<const unsigned*>(p);
+}
+
+__device__ inline int dot4(unsigned a, unsigned b, int c) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
+#else
+    return c + static_cast<int>(a & 0xff) * static_cast<int>(b & 0xff);
+#endif
+}
+
+struct Level {
+    const uint8_t* gate;  // rows of row_bytes, item r: gate row r and up row r
+    const uint8_t* up;
+    const uint8_t* xq;    // n / 32 activation blocks
+    long long row_bytes, n, items;
+    int warps_per_block;  // warps of a block that work (the rest return)
+    float* out;
+    unsigned long long* t;  // [2 * blocks]: each block's start and end
+};
+
+template <bool Nc>
+__global__ void __launch_bounds__(kThreads, 4) row_level(Level L) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    __syncthreads();
+    const unsigned long long t0 = arbor_wall_ns();
+    if (warp < L.warps_per_block) {
+        const long long gw = static_cast<long long>(blockIdx.x) * L.warps_per_block + warp;
+        const long long warps = static_cast<long long>(gridDim.x) * L.warps_per_block;
+        const long long subs = L.n / 32;
+        for (long long item = gw; item < L.items; item += warps) {
+            const uint8_t* r[2] = {L.gate + item * L.row_bytes, L.up + item * L.row_bytes};
+            float acc[2] = {0.0f, 0.0f};
+#pragma unroll 1  // a step at a time, as the megakernel's row dots run (no loads hoisted across steps)
+            for (long long b = lane; b < subs; b += 32) {
+                const long long off = (b / 8) * kBlockBytes;
+                const int sb = static_cast<int>(b % 8);
+                const uint8_t* xb = L.xq + b * kXqBytes;
+                // (a Q8A block's quants start 8 bytes in: 8-byte aligned only)
+                const uint2 xa = load8<Nc>(xb + 8), xb2 = load8<Nc>(xb + 16), xc = load8<Nc>(xb + 24), xe = load8<Nc>(xb + 32);
+                const uint4 x0{xa.x, xa.y, xb2.x, xb2.y}, x1{xc.x, xc.y, xe.x, xe.y};
+                const unsigned xd = load4<Nc>(xb);
+                uint4 q[2];
+                unsigned sc[2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    q[i] = load16<Nc>(r[i] + off + 16 + (sb / 2) * 32 + (sb & 1) * 16);
+                    sc[i] = load4<Nc>(r[i] + off + 4 + (sb & 2) * 2);
+                }
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    int s = dot4(q[i].x, x0.x, 0);
+                    s = dot4(q[i].y, x0.y, s);
+                    s = dot4(q[i].z, x0.z, s);
+                    s = dot4(q[i].w, x0.w, s);
+                    s = dot4(q[i].x >> 4, x1.x, s);
+                    s = dot4(q[i].y >> 4, x1.y, s);
+                    s = dot4(q[i].z >> 4, x1.z, s);
+                    s = dot4(q[i].w >> 4, x1.w, s);
+                    acc[i] = fmaf(__uint_as_float((sc[i] & 0x3fffffffu) | 0x3c000000u) * __uint_as_float(xd | 0x3c000000u),
+                                  static_cast<float>(s), acc[i]);
+                }
+            }
+            for (int o = 16; o >= 1; o >>= 1) {
+                acc[0] += __shfl_down(acc[0], o);
+                acc[1] += __shfl_down(acc[1], o);
+            }
+            if (lane == 0) L.out[item] = acc[0] * acc[1];
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        L.t[2 * blockIdx.x] = t0;
+        L.t[2 * blockIdx.x + 1] = arbor_wall_ns();
+    }
+}
+
+// The same level with the megakernel's own row-dot code (warp_dot_row2 on Q4_K rows: the packed
+// sub-block terms, the lane accumulation and the combine tree), in a kernel of its own: what the
+// item code costs without the megakernel around it (its dispatch, descriptors and spills).
+template <int MinBlocks>
+__global__ void __launch_bounds__(kThreads, MinBlocks) real_level(Level L) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    __syncthreads();
+    const unsigned long long t0 = arbor_wall_ns();
+    const long long gw = static_cast<long long>(blockIdx.x) * kThreads / 32 + warp;
+    const long long warps = static_cast<long long>(gridDim.x) * kThreads / 32;
+    const auto* xq = reinterpret_cast<const arbor::quant::BlockQ8A*>(L.xq);
+    for (long long item = gw; item < L.items; item += warps) {
+        float g, u;
+        arbor::gpu::warp_dot_row2(static_cast<int>(arbor::TensorType::Q4_K), L.gate + item * L.row_bytes,
+                                  L.up + item * L.row_bytes, nullptr, xq, L.n, lane, &g, &u);
+        if (lane == 0) L.out[item] = g * u;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        L.t[2 * blockIdx.x] = t0;
+        L.t[2 * blockIdx.x + 1] = arbor_wall_ns();
+    }
+}
+
+// Every thread reads 16-byte words of [p, p + bytes) in a grid-stride loop (the bandwidth
+// reference), summing them so the loads are not dropped.
+__global__ void __launch_bounds__(kThreads) stream_read(const uint4* p, long long words, unsigned* sink,
+                                                        unsigned long long* t) {
+    __syncthreads();
+    const unsigned long long t0 = arbor_wall_ns();
+    unsigned s = 0;
+    for (long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x; i < words;
+         i += static_cast<long long>(gridDim.x) * kThreads) {
+        const uint4 v = p[i];
+        s += v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (s == 0x12345678u) sink[0] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        t[2 * blockIdx.x] = t0;
+        t[2 * blockIdx.x + 1] = arbor_wall_ns();
+    }
+}
+
+bool ok(hipError_t e, const char* what) {
+    if (e == hipSuccess) return true;
+    std::fprintf(stderr, "arbor-gpu-probe: %s: %s\n", what, hipGetErrorString(e));
+    return false;
+}
+
+// The level's time in us: the last end less the first start over the blocks.
+double span_us(const std::vector<unsigned long long>& t, int blocks) {
+    unsigned long long lo = ~0ull, hi = 0;
+    for (int b = 0; b < blocks; ++b) {
+        lo = t[2 * b] < lo ? t[2 * b] : lo;
+        hi = t[2 * b + 1] > hi ? t[2 * b + 1] : hi;
+    }
+    return double(hi - lo) / 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The qwen3-4b gated FFN level by default: 9728 rows of 2560 Q4_K (1440 bytes) in each of
+    // gate and up; --rows and --n change the shape, --reps the repetitions (the median is shown).
+    long long rows = 9728, n = 2560;
+    int reps = 5;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--rows")) rows = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+        else {
+            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K]\n");
+            return 2;
+        }
+    }
+    if (rows <= 0 || n <= 0 || n % 256 != 0 || reps <= 0) {
+        std::fprintf(stderr, "arbor-gpu-probe: --rows and --reps must be positive and --n a multiple of 256\n");
+        return 2;
+    }
+    hipDeviceProp_t prop{};
+    if (!ok(hipGetDeviceProperties(&prop, 0), "device properties")) return 1;
+    const int sms = prop.multiProcessorCount;
+    const long long row_bytes = n / 256 * kBlockBytes, mat = rows * row_bytes;
+    // Regions of gate + up, far enough apart that reading one evicts the last from the L2.
+    const long long region = ((2 * mat + (64ll << 20)) + 255) / 256 * 256;
+    const int regions = 8;
+    uint8_t* w = nullptr;
+    uint8_t* xq = nullptr;
+    float* out = nullptr;
+    unsigned long long* t = nullptr;
+    unsigned* sink = nullptr;
+    const int max_blocks = 4 * sms;
+    if (!ok(hipMalloc(&w, size_t(region) * regions), "weights") || !ok(hipMalloc(&xq, size_t(n / 32 * kXqBytes)), "xq") ||
+        !ok(hipMalloc(&out, size_t(rows) * 4), "out") || !ok(hipMalloc(&t, size_t(2 * max_blocks) * 8), "clocks") ||
+        !ok(hipMalloc(&sink, 4), "sink"))
+        return 1;
+    if (!ok(hipMemset(w, 0x35, size_t(region) * regions), "fill") || !ok(hipMemset(xq, 0x11, size_t(n / 32 * kXqBytes)), "fill"))
+        return 1;
+    std::printf("device: %s, %d SMs; level: %lld items of 2 rows x %lld bytes (%.1f MiB), %lld-wide\n", prop.name, sms,
+                rows, row_bytes, 2.0 * double(mat) / (1 << 20), n);
+    std::printf("%-34s %10s %10s %12s\n", "case", "us", "GB/s", "us an item");
+    std::vector<unsigned long long> th(size_t(2 * max_blocks));
+    int next_region = 0;
+    auto run = [&](const char* name, int blocks, int wpb, bool nc, bool warm, int real = 0) {
+        std::vector<double> us;
+        for (int r = 0; r < reps; ++r) {
+            const uint8_t* base = w + region * (next_region++ % regions);
+            Level L{base, base + mat, xq, row_bytes, n, rows, wpb, out, t};
+            for (int k = warm ? 0 : 1; k < 2; ++k) {  // warm: read once just before (its rows in the L2)
+                if (real == 2) real_level<2><<<blocks, kThreads>>>(L);
+                else if (real == 4) real_level<4><<<blocks, kThreads>>>(L);
+                else if (nc) row_level<true><<<blocks, kThreads>>>(L);
+                else row_level<false><<<blocks, kThreads>>>(L);
+            }
+            if (!ok(hipDeviceSynchronize(), name) || !ok(hipMemcpy(th.data(), t, size_t(2 * blocks) * 8, hipMemcpyDeviceToHost), name))
+                std::exit(1);
+            us.push_back(span_us(th, blocks));
+        }
+        std::sort(us.begin(), us.end());
+        const double m = us[us.size() / 2], per_warp = std::ceil(double(rows) / (double(blocks) * wpb));
+        std::printf("%-34s %10.2f %10.1f %12.2f\n", name, m, 2.0 * double(mat) / (m * 1e3), m / per_warp);
+    };
+    struct Case {
+        const char* name;
+        int blocks_per_sm, wpb;
+        bool nc, warm;
+    };
+    const Case cases[] = {
+        {"1 warp an SM, cold", 1, 1, false, false},
+        {"1 warp an SM, warm", 1, 1, false, true},
+        {"16 warps an SM, cold", 2, 8, false, false},
+        {"16 warps an SM, warm", 2, 8, false, true},
+        {"16 warps an SM, cold, ld.nc", 2, 8, true, false},
+        {"16 warps an SM, warm, ld.nc", 2, 8, true, true},
+        {"32 warps an SM, cold", 4, 8, false, false},
+        {"32 warps an SM, cold, ld.nc", 4, 8, true, false},
+    };
+    for (const Case& c : cases) run(c.name, c.blocks_per_sm * sms, c.wpb, c.nc, c.warm);
+    run("megakernel's Q4_K row dots, 16/SM, cold", 2 * sms, 8, false, false, 2);
+    run("megakernel's Q4_K row dots, 16/SM, warm", 2 * sms, 8, false, true, 2);
+    run("megakernel's Q4_K row dots, 32/SM, cold", 4 * sms, 8, false, false, 4);
+    // The streaming reference over one region's gate and up.
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+        const uint8_t* base = w + region * (next_region++ % regions);
+        stream_read<<<4 * sms, kThreads>>>(reinterpret_cast<const uint4*>(base), 2 * mat / 16, sink, t);
+        if (!ok(hipDeviceSynchronize(), "stream") || !ok(hipMemcpy(th.data(), t, size_t(8 * sms) * 8, hipMemcpyDeviceToHost), "stream"))
+            return 1;
+        us.push_back(span_us(th, 4 * sms));
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("%-34s %10.2f %10.1f\n", "stream read, 32 warps an SM, cold", us[us.size() / 2],
+                2.0 * double(mat) / (us[us.size() / 2] * 1e3));
+    hipFree(w);
+    hipFree(xq);
+    hipFree(out);
+    hipFree(t);
+    hipFree(sink);
+    return 0;
+}
