@@ -8,6 +8,7 @@
 #include "gpu_runtime.hpp"
 #include "mk_dot.hpp"
 #include "mk_launch.hpp"
+#include "mk_lean.hpp"
 #include "mk_phase.hpp"
 #include "mk_prefetch.hpp"
 #include "mk_desc.hpp"
@@ -111,6 +112,11 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         } else if (!st.model.dep_tail && mk_staged_ok(st.op, st.model)) {
             // A decode step's row dots with their weights streamed through the arena (mk_staged.hpp).
             mk_staged_stage(st.op, st.model, st.items, gwarp, warps, lane, smem);
+#endif
+#if ARBOR_MK_LEAN_DOTS
+        } else if (mk_lean_ok(st.op, st.model)) {
+            // A one-token pass's row dots as lean loops (mk_lean.hpp).
+            mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane);
 #endif
         } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
             // (The same loop as mk_flashnext_stage's: written out here, since a shared template
