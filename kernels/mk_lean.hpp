@@ -9,7 +9,8 @@
 // (rows_loop, not inlined: its own registers) over the warp's items, calling the same
 // warp_dot_quant_rows<Fmt, 2> that warp_dot_row2 calls, with the same rows and outputs as
 // mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn and mk_expert_gated_ffn for token 0.
-// So the bits do not change.
+// So the bits do not change. A lean stage records no item clocks and no expert-FFN phase marks
+// (a profile shows its stage times only), and takes no ARBOR_MK_ITEM_PREFETCH.
 #pragma once
 
 #include "arbor_hip.hpp"

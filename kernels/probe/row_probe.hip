@@ -3,11 +3,12 @@
 // The megakernel's gated-FFN level on qwen3-4b (9728 items, each a 2560-wide Q4_K gate row and
 // up row against one Q8A activation row; 2112 warps, about 4.6 items a warp, three sub-block
 // steps a lane) takes 25-30 us on the H200, about 1.1 TB/s, and neither L2 prefetches nor
-// cp.async staging changed it (docs/GPU.md, gpu-next15). This probe runs the same access
-// pattern as a small kernel of its own: lane j of a warp loads, per step, its sub-block's 16
-// quant bytes and 4 scale bytes of each row and its 40-byte activation block, then runs
-// dependent integer dot products and a float accumulation, so each step waits on its loads the
-// way a row-dot step does. It prints the level's time (from the first workgroup's start to the
+// cp.async staging changed it (docs/GPU.md, gpu-next15). This probe runs a simplified form of
+// that access pattern as a small kernel of its own: lane j of a warp loads, per step, 16 quant
+// bytes and 4 scale bytes of each row (the real Q4_K terms read 32 and 16, in more loads) and
+// its 40-byte activation block, then runs dependent integer dot products and a float
+// accumulation, so each step waits on its loads the way a row-dot step does; and it runs the
+// megakernel's own row-dot code (real_level) on the same rows, which is the comparison to read. It prints the level's time (from the first workgroup's start to the
 // last one's end, by the global timer, so no launch overhead) for:
 //   - 1 warp an SM (no contention: a step's bare latency), 16 warps an SM (the megakernel's
 //     shape: 2 workgroups of 256), and 32;
@@ -52,7 +53,7 @@ __device__ inline int dot4(unsigned a, unsigned b, int c) {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
     return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
 #else
-    return c + static_cast<int>(a & 0xff) * static_cast<int>(b & 0xff);
+    return c + static_cast<int>(a & 0xff) * static_cast<int>(b & 0xff);  // (a stand-in: AMD timings are optimistic)
 #endif
 }
 
