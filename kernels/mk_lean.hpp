@@ -8,7 +8,8 @@
 // once, the type is switched on once, and each (format, op) pair is a loop of its own
 // (rows_loop, not inlined: its own registers) over the warp's items, calling the same
 // warp_dot_quant_rows<Fmt, 2> that warp_dot_row2 calls, with the same rows and outputs as
-// mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn and mk_expert_gated_ffn for token 0.
+// mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and
+// mk_expert_down_add for token 0.
 // So the bits do not change. A lean stage records no item clocks and no expert-FFN phase marks
 // (a profile shows its stage times only), and takes no ARBOR_MK_ITEM_PREFETCH.
 #pragma once
@@ -97,6 +98,34 @@ __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwa
     }
 }
 
+// The expert down of token 0 for this warp's row pairs: each pair's K slots in slot order, as
+// expert_down_slots runs them (acc = fmaf(w_k, dot_k, acc) from +0, then X += acc), the route ids
+// and weights read once for every item (lane k: slot k; K <= 32, mk_lean_ok).
+template <class Fmt>
+__device__ __noinline__ void down_loop(long long items, long long gwarp, long long warps, int lane, MkW dw,
+                                       const int* route, const float* route_w, const quant::BlockQ8A* heq, long long nfe,
+                                       int K, float* x, long long n_embd) {
+    int my_e = 0;
+    float my_w = 0.0f;
+    if (lane < K) my_e = route[lane], my_w = route_w[lane];
+    for (long long i = gwarp; i < items; i += warps) {
+        const long long r = 2 * i, r1 = r + 1 < n_embd ? r + 1 : r;
+        float a0 = 0.0f, a1 = 0.0f;
+        for (int k = 0; k < K; ++k) {
+            const int e = __shfl(my_e, k);
+            const float wk = __shfl(my_w, k);
+            const uint8_t* w[2] = {mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e)};
+            float v[2];
+            warp_dot_quant_rows<Fmt, 2>(w, heq + k * (nfe / 32), nfe, lane, v);
+            if (lane == 0) a0 = fmaf(wk, v[0], a0), a1 = fmaf(wk, v[1], a1);
+        }
+        if (lane == 0) {
+            x[r] = num::add_rn(x[r], a0);
+            if (r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
+        }
+    }
+}
+
 // rows_loop for a row type with a lean form; false for the others (nothing run).
 template <class Rows, class Out>
 __device__ inline bool typed(int type, long long i0, long long i1, long long gwarp, long long warps, int lane,
@@ -122,6 +151,26 @@ __device__ inline bool lean_type(int type) {
     }
 }
 
+// down_loop for a row type with a lean form.
+__device__ inline void down_typed(long long items, long long gwarp, long long warps, int lane, const MkPass& P,
+                                  const MkW& dw) {
+    using namespace quant::blocks;
+    const MkDims& d = P.d;
+    const int K = static_cast<int>(d.n_used);
+#define ARBOR_MKL_DOWN(F) down_loop<F>(items, gwarp, warps, lane, dw, P.route_idx, P.route_w, P.heq, d.n_ff_exp, K, P.x, d.n_embd)
+    switch (static_cast<TensorType>(dw.type)) {
+    case TensorType::Q4_0: ARBOR_MKL_DOWN(Q4_0); break;
+    case TensorType::Q8_0: ARBOR_MKL_DOWN(Q8_0); break;
+    case TensorType::Q4_K: ARBOR_MKL_DOWN(Q4_K); break;
+    case TensorType::Q5_K: ARBOR_MKL_DOWN(Q5_K); break;
+    case TensorType::Q6_K: ARBOR_MKL_DOWN(Q6_K); break;
+    case TensorType::IQ4_NL: ARBOR_MKL_DOWN(IQ4_NL); break;
+    case TensorType::IQ4_XS: ARBOR_MKL_DOWN(IQ4_XS); break;
+    default: break;
+    }
+#undef ARBOR_MKL_DOWN
+}
+
 }  // namespace mkl
 
 // Whether stage (op, s) runs lean: a one-token pass, an op with a lean form, row types with one.
@@ -140,6 +189,8 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate.type == L.up.type && L.gate.row_bytes == L.up.row_bytes && mkl::lean_type(L.gate.type);
     }
+    case kOpExpertDownAdd:
+        return P.d.n_used <= 32 && P.heq != nullptr && mkl::lean_type(mk_layer(P, s).down_exps.type);
     case kOpExpertGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate_exps.type == L.up_exps.type && L.gate_exps.row_bytes == L.up_exps.row_bytes &&
@@ -192,6 +243,7 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
                    mkl::GatedOut{P.he});
         break;
     }
+    case kOpExpertDownAdd: mkl::down_typed(items, gwarp, warps, lane, P, mk_layer(P, s).down_exps); break;
     default: break;
     }
 }

@@ -327,7 +327,7 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and
-// quantized router, dense and expert gated FFN run as lean loops: the stage's descriptors read
+// quantized router, dense and expert gated FFN and expert down run as lean loops: the stage's descriptors read
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from
 // arbor-gpu-probe's measurement; compiled, not yet run.
 #ifndef ARBOR_MK_LEAN_DOTS
