@@ -15,7 +15,6 @@
 #include "mk_flashnext_ops.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
-#include "mk_staged.hpp"
 #include "mk_sync.hpp"
 #include "mk_tile_ops.hpp"
 
@@ -108,11 +107,6 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                 __syncthreads();  // the arena is reused by the next item
                 if (timed && threadIdx.x == 0) mk_item_time(st.op, item != first, t0);
             }
-#if ARBOR_MK_STAGED_ON
-        } else if (!st.model.dep_tail && mk_staged_ok(st.op, st.model)) {
-            // A decode step's row dots with their weights streamed through the arena (mk_staged.hpp).
-            mk_staged_stage(st.op, st.model, st.items, gwarp, warps, lane, smem);
-#endif
 #if ARBOR_MK_LEAN_DOTS
         } else if (mk_lean_ok(st.op, st.model)) {
             // A one-token pass's row dots as lean loops (mk_lean.hpp).
@@ -124,10 +118,6 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             const bool timed = mk_phase_flag();
             for (long long item = gwarp; item < st.items; item += warps) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
-#if ARBOR_MK_ITEM_PREFETCH && defined(ARBOR_GPU_VENDOR_NVIDIA)
-                if (!ARBOR_MK_L2_PREFETCH && item == gwarp) mk_prefetch_item(st, item, lane);
-                mk_prefetch_item(st, item + warps, lane);
-#endif
                 mk_model_item(st.op, st.model, item, lane);
                 if (timed) {
                     arbor_syncwarp();

@@ -13,7 +13,6 @@
 #pragma once
 
 #include "arbor_hip.hpp"
-#include "mk_async.hpp"
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
@@ -247,9 +246,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
         const int wpr = row_bytes / 16, rows = kMkBlockThreads / wpr;  // 16-byte words a row, rows a round
         const int j0 = tid / wpr, w = tid - j0 * wpr;
         if (j0 >= rows) return;
-        // A 64-cell piece of 16-word rows in one round (ARBOR_MK_ATTN_K8: 128 cells, the 80 KiB
-        // arena's whole piece).
-        constexpr int kU4 = ARBOR_MK_ATTN_K8 ? 8 : 4;
+        constexpr int kU4 = 4;  // a 64-cell piece of 16-word rows in one round
         for (int jb = j0; jb < np; jb += rows * kU4) {
             uint4 r[kU4];
 #pragma unroll
@@ -303,16 +300,7 @@ struct AttnOut {
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
-    bool v_started;  // the whole V is in flight into `stage` (ARBOR_MK_ATTN_VASYNC): wait for it, do not copy
 };
-
-// V cells a staged piece holds: a multiple of 8 (every 8-cell group's weights 32-byte aligned in
-// sc when the queries before it are whole 16-byte words).
-__device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
-    int vpiece = static_cast<int>(stage_bytes / vrow);
-    if (vpiece > 8) vpiece -= vpiece % 8;
-    return vpiece;
-}
 
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it).
 template <int HM, class Cells>
@@ -339,16 +327,15 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     float o[kMaxHeads];
 #pragma unroll
     for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
-    const int vpiece = attn_vpiece(stage_bytes, vrow);
+    // Pieces of a multiple of 8 cells keep every 8-cell group's weights 32-byte aligned in sc
+    // (when the queries before it are whole 16-byte words), read as two 16-byte words.
+    int vpiece = static_cast<int>(stage_bytes / vrow);
+    if (vpiece > 8) vpiece -= vpiece % 8;
     const bool e16 = ((gh * hdk) & 3) == 0;
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
-        if (a.v_started) {
-            block_async_wait();  // (one piece: the whole V)
-        } else {
-            __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-            block_stage_rows(stage, v0, first, cells, c0, np, vrow);
-        }
+        __syncthreads();  // (first piece: the exponentials of step 3 are complete)
+        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -515,17 +502,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
-    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
-    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-#if ARBOR_MK_ATTN_PREFETCH
-    // The chunk's K and V rows (contiguous in a dense chunk) into the L2 now: the K pieces after
-    // the first and the V stage then wait on the L2, not on device memory.
-    if constexpr (std::is_same_v<Cells, DenseCells>)
-        if (tid == 0) {
-            mk_l2_prefetch(k0, static_cast<unsigned long long>(n) * hdk * eb);
-            mk_l2_prefetch(v0, static_cast<unsigned long long>(n) * hdv * eb);
-        }
-#endif
     bool folded = false;  // q finished here (s.fold_finish) instead of read from Q
 #if ARBOR_MK_FOLD_FINISH
     if constexpr (std::is_same_v<Cells, DenseCells>)
@@ -537,6 +513,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     if (!folded)
         for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
     pc.mark(kPhAttnQ);
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
+    const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
@@ -572,14 +550,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);
     }
-    bool v_started = false;
-#if ARBOR_MK_ATTN_VASYNC
-    // A dense chunk's whole V in one piece: its copy into the stage starts now and lands while
-    // step 3 runs (block_stage_async: false where it cannot, and step 4 copies as before).
-    if constexpr (std::is_same_v<Cells, DenseCells>)
-        if (n <= attn_vpiece(stage_bytes, hdv * eb))
-            v_started = block_stage_async(stage, v0, static_cast<long long>(n) * hdv * eb);
-#endif
 
     // 3. max, exponentials and l per head
     for (int h = warp; h < gh; h += kMkBlockWarps) {
@@ -615,7 +585,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 4. o over the cells in order, V piece by piece, and the write: as many o registers as a
     // thread has heads (a decode item of one head holds one, not the sixteen of the widest case).
     const int hpt = (gh + kMkBlockThreads / hdv - 1) / (kMkBlockThreads / hdv);  // hdv <= 256 (host check)
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, v_started};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
     if (hpt <= 1) attn_o_write<1>(out, pc);
     else if (hpt <= 2) attn_o_write<2>(out, pc);
     else if (hpt <= 4) attn_o_write<4>(out, pc);
@@ -645,22 +615,6 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }
-
-#if ARBOR_MK_ATTN_PREFETCH
-// The K and V rows of attention chunk item `item` of s (of `items`) into the L2 (one thread).
-__device__ inline void mk_attn_prefetch(const MkModelStage& s, long long item, long long items) {
-    if (item < 0 || item >= items) return;
-    const MkPass& P = *s.pass;
-    const ChunkItem it = chunk_item(P, s, item);
-    const long long pos = P.pos[it.t];
-    if (it.ch > pos / mkm::kChunk) return;
-    const long long first = it.ch * mkm::kChunk;
-    const long long n = pos + 1 - first < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
-    const long long eb = P.d.kv_elem_bytes;
-    mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, false), static_cast<unsigned long long>(n * P.d.hd_k * eb));
-    mk_l2_prefetch(mkm::kv_cell(P, it.t, s.layer, it.g, first, true), static_cast<unsigned long long>(n * P.d.hd_v * eb));
-}
-#endif
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:

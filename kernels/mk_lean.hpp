@@ -11,7 +11,7 @@
 // mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and
 // mk_expert_down_add for token 0.
 // So the bits do not change. A lean stage records no item clocks and no expert-FFN phase marks
-// (a profile shows its stage times only), and takes no ARBOR_MK_ITEM_PREFETCH.
+// (a profile shows its stage times only).
 #pragma once
 
 #include "arbor_hip.hpp"

@@ -279,43 +279,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
 
-// ARBOR_MK_ITEM_PREFETCH=1: a warp asks the L2 for the weight rows of its next item in a row-dot
-// stage when it starts an item, and for its first item's own rows (unless ARBOR_MK_L2_PREFETCH
-// asked at the barrier), so that a long row's later sub-blocks and the next item's come from the
-// L2 (mk_prefetch.hpp; NVIDIA sm_90 only). Off: within noise on the H200 (gpu-next15).
-#ifndef ARBOR_MK_ITEM_PREFETCH
-#define ARBOR_MK_ITEM_PREFETCH 0
-#endif
-
-// Decode attention chunk staging (mk_block_ops.hpp, attn_chunk_cells), each off by default:
-// ARBOR_MK_ATTN_PREFETCH=1: a dense chunk item asks the L2 for its K and V rows when it starts
-// (and with ARBOR_MK_L2_PREFETCH, a workgroup for its first chunk item's while it waits at the
-// barrier before the attention level); NVIDIA sm_90 only.
-// ARBOR_MK_ATTN_VASYNC=1: a dense chunk whose V fits one piece starts V's copy into shared memory
-// (cp.async, NVIDIA sm_80+) before the softmax, instead of after it.
-// ARBOR_MK_ATTN_K8=1: a K piece of 16-word rows is staged 128 cells a round (8 loads a thread in
-// flight) instead of 64.
-// Off: the three together were 0.14-0.18 ms slower on the H200 (gpu-next15).
-#ifndef ARBOR_MK_ATTN_PREFETCH
-#define ARBOR_MK_ATTN_PREFETCH 0
-#endif
-#ifndef ARBOR_MK_ATTN_VASYNC
-#define ARBOR_MK_ATTN_VASYNC 0
-#endif
-#ifndef ARBOR_MK_ATTN_K8
-#define ARBOR_MK_ATTN_K8 0
-#endif
-
-// ARBOR_MK_STAGED_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, dense gated FFN,
-// LM head, quantized router and routed experts stream their weight rows through shared memory by
-// cp.async, the next unit in flight while a warp computes the current one (mk_staged.hpp; NVIDIA
-// sm_80+ builds with the dynamic arena only). Off: -0.02 / +0.48 / +0.80 ms on qwen3-4b / MoE /
-// flashnext on the H200 (gpu-next15) with the first three; the others were added afterwards,
-// compiled (ptxas sm_90) and never run.
-#ifndef ARBOR_MK_STAGED_DOTS
-#define ARBOR_MK_STAGED_DOTS 0
-#endif
-
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
 // norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
 // heads from the raw projection, and the items of the chunk holding the token's cell also finish

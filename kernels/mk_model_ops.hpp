@@ -681,13 +681,11 @@ namespace mkm {
 
 // The weight rows a row-dot item reads (w[1] == w[0] for an item of one row), as mk_qkv_dots,
 // mk_matmul_add, mk_matmul_store, mk_gated_ffn and mk_expert_gated_ffn take them, and for the
-// expert down the rows of the expert routed to (token, slot) pair `slot` (xoff: that pair's Q8A
-// row among the pairs'). ok is false for an expert id outside the tensor. The off-by-default
-// prefetch and staged paths read rows through it (mk_prefetch.hpp, mk_staged.hpp).
+// expert down the rows of the expert routed to (token, slot) pair `slot`. ok is false for an
+// expert id outside the tensor. The off-by-default L2 prefetch reads rows through it.
 struct ItemRows {
     const uint8_t* w[2];
     unsigned long long row_bytes[2];
-    long long xoff;
     int type;
     bool ok;
 };
@@ -722,7 +720,6 @@ __device__ inline ItemRows item_rows(int op, const MkPass& P, const MkModelStage
         const int e = P.route_idx[slot];
         it.ok = e >= 0 && e < P.d.n_expert;
         set(dw, r, dw, r1, it.ok ? e : 0);
-        it.xoff = slot * (P.d.n_ff_exp / 32);
     }
     return it;
 }

@@ -8,8 +8,6 @@
 #pragma once
 
 #include "arbor_hip.hpp"
-#include "mk_async.hpp"
-#include "mk_block_ops.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
@@ -17,6 +15,19 @@
 namespace arbor::gpu {
 
 constexpr long long kMkPrefetchItems = 2;
+
+// Asks the L2 for bytes [p, p + bytes) (widened to 16-byte bounds); no register waits on it.
+// sm_90's bulk prefetch is one instruction for the whole range; other targets do nothing.
+__device__ inline void mk_l2_prefetch(const void* p, unsigned long long bytes) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p) & ~15ull;
+    const unsigned long long e = (reinterpret_cast<unsigned long long>(p) + bytes + 15ull) & ~15ull;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(static_cast<unsigned>(e - a)) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 // The weight rows of item `item` of a row-dot stage into the L2 (mkm::item_rows): the Q/K/V
 // projection, the matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane
@@ -46,16 +57,8 @@ __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int s
 }
 
 // What a warp asks the L2 for while it waits at the barrier before stage st: its first
-// kMkPrefetchItems row-dot items (lane k item k; the expert down: its first item, lane k pair k),
-// and with ARBOR_MK_ATTN_PREFETCH the K and V rows of its workgroup's first attention chunk item
-// (warp 0, lane 0).
+// kMkPrefetchItems row-dot items (lane k item k; the expert down: its first item, lane k pair k).
 __device__ inline void mk_prefetch_rows(const MkStage& st, long long gwarp, long long warps, int lane) {
-#if ARBOR_MK_ATTN_PREFETCH
-    if (st.op == kOpAttnChunk) {
-        if (threadIdx.x == 0) mk_attn_prefetch(st.model, gridDim.x - 1 - static_cast<long long>(blockIdx.x), st.items);
-        return;
-    }
-#endif
     if (st.op == kOpExpertDownAdd) {
         mk_prefetch_item(st, gwarp, lane);
         return;
