@@ -73,10 +73,175 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
     return quant::blocks::packed_terms<Fmt>(blk, sb, x.q, x.sum);
 }
 
+// Wide loads (ARBOR_MK_WIDE_LOADS, on by default): a lane's step of a row dot reads its Q8A
+// activation block as five 8-byte words, and the sub-block of the formats below in the widest
+// aligned words its block allows, where the packed terms read 4-, 2- and 1-byte fields one by
+// one (a Q4_K row's step took about 15 loads, a Q6_K row's 35, each a separate pass through the
+// L1 for the warp's 32 scattered lanes). arbor-gpu-probe found the megakernel's Q4_K row-dot
+// code about as slow with its weights in the L2 (13.1 us for qwen3-4b's gated-FFN level) as from
+// memory (14.4): the step was bound by its load instructions, not by the memory; with 16-byte
+// words 9.9 and 12.9. The words hold the same bytes, and Packed<Fmt>::apply computes the terms
+// from the same PackedSub that Packed<Fmt>::unpack gives, so the bits do not change.
+// On by default on NVIDIA, where it was measured (docs/GPU.md, gpu-next16). AMD builds compile it
+// with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from 1532 to 1772 bytes);
+// it stays off there until a gfx1151 run measures it.
+#ifndef ARBOR_MK_WIDE_LOADS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_WIDE_LOADS 1
+#else
+#define ARBOR_MK_WIDE_LOADS 0
+#endif
+#endif
+
+// A Q8A block's fields from five 8-byte loads: every Q8A array starts 256-byte aligned (device
+// allocations) and its blocks are 40 bytes, so every block is 8-byte aligned.
+struct Q8AWords {
+    uint32_t q[8];
+    float d;
+    int32_t sum;
+};
+__device__ inline Q8AWords load_q8a(const quant::BlockQ8A* p) {
+    const uint2* v = reinterpret_cast<const uint2*>(p);
+    uint2 u[5];
+#pragma unroll
+    for (int k = 0; k < 5; ++k) u[k] = v[k];
+    Q8AWords x;
+    x.d = __uint_as_float(u[0].x);
+    x.sum = static_cast<int32_t>(u[0].y);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x.q[2 * k] = u[k + 1].x, x.q[2 * k + 1] = u[k + 1].y;
+    return x;
+}
+
+namespace mkw {
+
+// The 32 bits at bit s (0..31) of the 64-bit hi:lo (a funnel shift on both vendors).
+__device__ inline uint32_t funnel(uint32_t lo, uint32_t hi, unsigned s) {
+    return static_cast<uint32_t>(((static_cast<unsigned long long>(hi) << 32) | lo) >> s);
+}
+
+// The 32 bytes at a 2-byte aligned p as 8 little-endian words, from the 9 aligned words that
+// cover them (the ninth lies past p + 32 when p is 4-byte aligned: callers keep it in the block).
+__device__ inline void words32_a2(const uint8_t* p, uint32_t* q) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    const uint32_t* base = reinterpret_cast<const uint32_t*>(a & ~3ull);
+    const unsigned s = static_cast<unsigned>(a & 3ull) * 8u;
+    uint32_t u[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) u[k] = base[k];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) q[j] = funnel(u[j], u[j + 1], s);
+}
+
+template <class Fmt>
+struct Wide {
+    static constexpr bool kHas = false;
+};
+
+// Q4_K (144-byte blocks) and Q5_K (176): 16-byte aligned in every device tensor (256-byte aligned
+// starts, rows of whole blocks). The 16-byte header holds d | dmin and the 12 scale bytes.
+template <int Qs, bool K5>
+__device__ inline quant::blocks::PackedSub k4_wide(const uint8_t* b, int sb) {
+    using namespace quant::blocks;
+    const uint4 h = *reinterpret_cast<const uint4*>(b);
+    const uint4* qs = reinterpret_cast<const uint4*>(b + Qs + 32 * (sb / 2));
+    const uint4 q0 = qs[0], q1 = qs[1];
+    uint4 h0{}, h1{};
+    if constexpr (K5) {  // the fifth bits: bit sb of the 32 bytes at 16
+        h0 = reinterpret_cast<const uint4*>(b + 16)[0];
+        h1 = reinterpret_cast<const uint4*>(b + 16)[1];
+    }
+    PackedSub p;
+    k4_scale_min_w(h.y, h.z, h.w, sb, &p.k1, &p.k2);
+    const uint32_t w[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+    const int shift = 4 * (sb % 2);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) p.q[j] = (w[j] >> shift) & 0x0f0f0f0fu;
+    if constexpr (K5) {
+        const uint32_t hw[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
+#pragma unroll
+        for (int j = 0; j < 8; ++j) p.q[j] |= ((hw[j] >> sb) & 0x01010101u) << 4;
+    }
+    p.ws = quant::blocks::fp16_to_f32(h.x & 0xffffu);
+    p.wm = -quant::blocks::fp16_to_f32(h.x >> 16);
+    return p;
+}
+template <>
+struct Wide<quant::blocks::Q4_K> {
+    static constexpr bool kHas = true;
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return k4_wide<16, false>(b, sb); }
+};
+template <>
+struct Wide<quant::blocks::Q5_K> {
+    static constexpr bool kHas = true;
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return k4_wide<48, true>(b, sb); }
+};
+
+// Q6_K (210-byte blocks, 2-byte aligned): ql and qh as 9 aligned words each (both end at least
+// 4 bytes before the block's scales), the two sub-scales as one 2-byte load.
+template <>
+struct Wide<quant::blocks::Q6_K> {
+    static constexpr bool kHas = true;
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
+        using namespace quant::blocks;
+        PackedSub p;
+        const int h = sb / 4, k = sb % 4;
+        uint32_t ql[8], qh[8];
+        words32_a2(b + 64 * h + 32 * (k & 1), ql);
+        words32_a2(b + 128 + 32 * h, qh);
+        const int lshift = 4 * (k >> 1), hshift = 2 * k;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) p.q[j] = ((ql[j] >> lshift) & 0x0f0f0f0fu) | (((qh[j] >> hshift) & 0x03030303u) << 4);
+        const uint32_t sc = *reinterpret_cast<const uint16_t*>(b + 192 + 2 * sb);
+        p.k1 = int8_t(uint8_t(sc & 0xffu));
+        p.k2 = int8_t(uint8_t(sc >> 8));
+        p.ws = fp16_to_f32(*reinterpret_cast<const uint16_t*>(b + 208));
+        return p;
+    }
+};
+
+// IQ4_XS (136-byte blocks, 8-byte aligned): the 8-byte header (d, scales_h, scales_l) and the
+// sub-block's 16 code bytes as three 8-byte loads.
+template <>
+struct Wide<quant::blocks::IQ4_XS> {
+    static constexpr bool kHas = true;
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
+        using namespace quant::blocks;
+        constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;  // Packed<IQ4_XS>'s table
+        const uint2 hd = *reinterpret_cast<const uint2*>(b);
+        const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
+        const uint2 c0 = qs[0], c1 = qs[1];
+        PackedSub p;
+        const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            p.q[j] = lut16(w[j] & 0x0f0f0f0fu, t0, t1, t2, t3);
+            p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, t0, t1, t2, t3);
+        }
+        // iq4xs_scale: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
+        p.k1 = static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;
+        p.ws = fp16_to_f32(hd.x & 0xffffu);
+        return p;
+    }
+};
+
+}  // namespace mkw
+
+// Packed<Fmt>'s terms of sub-block sb, from wide words where mkw::Wide<Fmt> has a form (else
+// Packed<Fmt> on the activation's words).
+template <class Fmt>
+__device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x) {
+    using namespace quant::blocks;
+    const int8_t* a = reinterpret_cast<const int8_t*>(x.q);
+    if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
+    else return packed_terms<Fmt>(blk, sb, a, x.sum);
+}
+
 // R rows of one format in one pass over the sub-blocks, against the same activations xq: each
 // row's lane accumulator sees exactly the single-row sequence, but all R rows' loads are in
-// flight together (the row dots are latency-bound). Results valid in lane 0.
-template <class Fmt, int R>
+// flight together (the row dots are latency-bound). Results valid in lane 0. Wide: the step's
+// loads as wide words (above; formats with a packed form).
+template <class Fmt, int R, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
 __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
                                            float* v) {
     float a[R];
@@ -86,11 +251,20 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
     for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
-        quant::blocks::SubTerms t[R];
+        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {
+            const Q8AWords x = load_q8a(xq + b);
+            quant::blocks::SubTerms t[R];
 #pragma unroll
-        for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[b]);
+            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x);
 #pragma unroll
-        for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[b].d);
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x.d);
+        } else {
+            quant::blocks::SubTerms t[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[b]);
+#pragma unroll
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[b].d);
+        }
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);

@@ -14,7 +14,11 @@
 //     shape: 2 workgroups of 256), and 32;
 //   - weights cold (a region not read since the L2 last held it) and warm (read just before);
 //   - plain loads (as the megakernel's generic loads) and ld.global.nc;
+//   - the megakernel's row-dot code with 4-byte loads and with its wide loads (mk_dot.hpp,
+//     ARBOR_MK_WIDE_LOADS);
 // and a streaming read of the same bytes by every thread, for the bandwidth this GPU gives.
+// --regions G spreads the levels over G regions (the address translation's reach), --managed
+// puts the weights in managed memory (where the KV pages live).
 // It computes nothing that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
 #include "mk_dot.hpp"
@@ -126,7 +130,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_level(Level L) {
 // The same level with the megakernel's own row-dot code (warp_dot_row2 on Q4_K rows: the packed
 // sub-block terms, the lane accumulation and the combine tree), in a kernel of its own: what the
 // item code costs without the megakernel around it (its dispatch, descriptors and spills).
-template <int MinBlocks>
+template <int MinBlocks, bool Wide = false>
 __global__ void __launch_bounds__(kThreads, MinBlocks) real_level(Level L) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
     __syncthreads();
@@ -135,10 +139,10 @@ __global__ void __launch_bounds__(kThreads, MinBlocks) real_level(Level L) {
     const long long warps = static_cast<long long>(gridDim.x) * kThreads / 32;
     const auto* xq = reinterpret_cast<const arbor::quant::BlockQ8A*>(L.xq);
     for (long long item = gw; item < L.items; item += warps) {
-        float g, u;
-        arbor::gpu::warp_dot_row2(static_cast<int>(arbor::TensorType::Q4_K), L.gate + item * L.row_bytes,
-                                  L.up + item * L.row_bytes, nullptr, xq, L.n, lane, &g, &u);
-        if (lane == 0) L.out[item] = g * u;
+        const uint8_t* r[2] = {L.gate + item * L.row_bytes, L.up + item * L.row_bytes};
+        float v[2];
+        arbor::gpu::warp_dot_quant_rows<arbor::quant::blocks::Q4_K, 2, Wide>(r, xq, L.n, lane, v);
+        if (lane == 0) L.out[item] = v[0] * v[1];
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -189,41 +193,59 @@ int main(int argc, char** argv) {
     // The qwen3-4b gated FFN level by default: 9728 rows of 2560 Q4_K (1440 bytes) in each of
     // gate and up; --rows and --n change the shape, --reps the repetitions (the median is shown).
     long long rows = 9728, n = 2560;
-    int reps = 5;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    int reps = 5, regions = 8;
+    bool managed = false;
+    for (int i = 1; i < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--managed")) {  // weights in managed memory (as the KV pages are)
+            managed = true;
+            --i;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "arbor-gpu-probe: %s needs a value\n", argv[i]);
+            return 2;
+        }
         if (!std::strcmp(argv[i], "--rows")) rows = std::atoll(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--regions")) regions = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K]\n");
+            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K] [--regions G] [--managed]\n");
             return 2;
         }
     }
-    if (rows <= 0 || n <= 0 || n % 256 != 0 || reps <= 0) {
-        std::fprintf(stderr, "arbor-gpu-probe: --rows and --reps must be positive and --n a multiple of 256\n");
+    if (rows <= 0 || n <= 0 || n % 256 != 0 || reps <= 0 || regions <= 0) {
+        std::fprintf(stderr, "arbor-gpu-probe: --rows, --reps and --regions must be positive and --n a multiple of 256\n");
         return 2;
     }
     hipDeviceProp_t prop{};
     if (!ok(hipGetDeviceProperties(&prop, 0), "device properties")) return 1;
     const int sms = prop.multiProcessorCount;
     const long long row_bytes = n / 256 * kBlockBytes, mat = rows * row_bytes;
-    // Regions of gate + up, far enough apart that reading one evicts the last from the L2.
+    // Regions of gate + up, far enough apart that reading one evicts the last from the L2. The
+    // levels take them in turn: --regions sets how many (8 by default, 736 MiB for the default
+    // shape; a decode step of qwen3-4b reads 2.5 GiB of weights, so 32 puts the address
+    // translation's reach to the same test), and --managed puts them in managed memory, where
+    // the KV pages live (hipMallocManaged, filled on the device).
     const long long region = ((2 * mat + (64ll << 20)) + 255) / 256 * 256;
-    const int regions = 8;
     uint8_t* w = nullptr;
     uint8_t* xq = nullptr;
     float* out = nullptr;
     unsigned long long* t = nullptr;
     unsigned* sink = nullptr;
     const int max_blocks = 4 * sms;
-    if (!ok(hipMalloc(&w, size_t(region) * regions), "weights") || !ok(hipMalloc(&xq, size_t(n / 32 * kXqBytes)), "xq") ||
+    const hipError_t we = managed ? hipMallocManaged(reinterpret_cast<void**>(&w), size_t(region) * regions, hipMemAttachGlobal)
+                                  : hipMalloc(&w, size_t(region) * regions);
+    if (!ok(we, "weights") || !ok(hipMalloc(&xq, size_t(n / 32 * kXqBytes)), "xq") ||
         !ok(hipMalloc(&out, size_t(rows) * 4), "out") || !ok(hipMalloc(&t, size_t(2 * max_blocks) * 8), "clocks") ||
         !ok(hipMalloc(&sink, 4), "sink"))
         return 1;
     if (!ok(hipMemset(w, 0x35, size_t(region) * regions), "fill") || !ok(hipMemset(xq, 0x11, size_t(n / 32 * kXqBytes)), "fill"))
         return 1;
-    std::printf("device: %s, %d SMs; level: %lld items of 2 rows x %lld bytes (%.1f MiB), %lld-wide\n", prop.name, sms,
-                rows, row_bytes, 2.0 * double(mat) / (1 << 20), n);
+    if (!ok(hipDeviceSynchronize(), "fill")) return 1;
+    std::printf("device: %s, %d SMs; level: %lld items of 2 rows x %lld bytes (%.1f MiB), %lld-wide; %d regions of %.0f MiB (%s memory)\n",
+                prop.name, sms, rows, row_bytes, 2.0 * double(mat) / (1 << 20), n, regions, double(region) / (1 << 20),
+                managed ? "managed" : "device");
     std::printf("%-34s %10s %10s %12s\n", "case", "us", "GB/s", "us an item");
     std::vector<unsigned long long> th(size_t(2 * max_blocks));
     int next_region = 0;
@@ -233,7 +255,8 @@ int main(int argc, char** argv) {
             const uint8_t* base = w + region * (next_region++ % regions);
             Level L{base, base + mat, xq, row_bytes, n, rows, wpb, out, t};
             for (int k = warm ? 0 : 1; k < 2; ++k) {  // warm: read once just before (its rows in the L2)
-                if (real == 2) real_level<2><<<blocks, kThreads>>>(L);
+                if (real == 3) real_level<2, true><<<blocks, kThreads>>>(L);
+                else if (real == 2) real_level<2><<<blocks, kThreads>>>(L);
                 else if (real == 4) real_level<4><<<blocks, kThreads>>>(L);
                 else if (nc) row_level<true><<<blocks, kThreads>>>(L);
                 else row_level<false><<<blocks, kThreads>>>(L);
@@ -265,6 +288,8 @@ int main(int argc, char** argv) {
     run("megakernel's Q4_K row dots, 16/SM, cold", 2 * sms, 8, false, false, 2);
     run("megakernel's Q4_K row dots, 16/SM, warm", 2 * sms, 8, false, true, 2);
     run("megakernel's Q4_K row dots, 32/SM, cold", 4 * sms, 8, false, false, 4);
+    run("the same, wide loads, 16/SM, cold", 2 * sms, 8, false, false, 3);
+    run("the same, wide loads, 16/SM, warm", 2 * sms, 8, false, true, 3);
     // The streaming reference over one region's gate and up.
     std::vector<double> us;
     for (int r = 0; r < reps; ++r) {
