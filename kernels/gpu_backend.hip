@@ -46,6 +46,18 @@ bool env_is(const char* name, const char* value) {
 // An A/B switch: NAME=0 in the environment turns a lever off.
 bool env_off(const char* name) { return env_is(name, "0"); }
 
+// NAME's value as a non-negative integer, or def when unset or not a plain decimal number.
+long long env_count(const char* name, long long def) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return def;
+    long long n = 0;
+    for (const char* p = v; *p; ++p) {
+        if (*p < '0' || *p > '9' || n > (1ll << 40)) return def;
+        n = n * 10 + (*p - '0');
+    }
+    return n;
+}
+
 // Weight formats with a tiled MatMulAdd (kernels/mk_tile_ops.hpp). ARBOR_GPU_TILES=0 turns the
 // tiles off (the per-token row dots then run every pass).
 bool tile_type(TensorType t) {
@@ -430,7 +442,11 @@ Status GpuBackend::alloc_buffers() {
                                                size_t(gpu::kMkDownSplitTokens) * size_t(c.n_embd / 2 + 1)}) * 4
                                    : 0,
          "the dependency counters"},
-        {&ye_, ARBOR_MK_DOWN_SPLIT && c.n_expert > 0 ? size_t(gpu::kMkDownSplitTokens) * K * size_t(c.n_embd) * 4 : 0,
+        // The expert down dots: ARBOR_MK_DOWN_SPLIT's (passes of up to kMkDownSplitTokens tokens)
+        // and ARBOR_MK_EXPERT_MAJOR's (every token of a pass).
+        {&ye_, c.n_expert > 0 ? std::max(ARBOR_MK_DOWN_SPLIT ? size_t(gpu::kMkDownSplitTokens) : size_t(0),
+                                         ARBOR_MK_EXPERT_MAJOR ? size_t(T) : size_t(0)) * K * size_t(c.n_embd) * 4
+                              : 0,
          "the expert down dots"},
     };
     for (const A& a : allocs)
@@ -518,6 +534,10 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             const bool fuse_tails = fuse_tails_on && T < gpu::kTileTokens;
             // ARBOR_MK_DOWN_SPLIT builds: ARBOR_GPU_DOWN_SPLIT=0 runs the expert down as before.
             static const bool down_split = ARBOR_MK_DOWN_SPLIT && !env_off("ARBOR_GPU_DOWN_SPLIT");
+            // ARBOR_MK_EXPERT_MAJOR builds: passes of at least ARBOR_GPU_EXPERT_MAJOR_MIN tokens
+            // (default 16; 0 turns it off) take the expert FFN by (expert, row) items.
+            static const long long major_min = ARBOR_MK_EXPERT_MAJOR ? env_count("ARBOR_GPU_EXPERT_MAJOR_MIN", 16) : 0;
+            const bool expert_major = major_min > 0 && T >= major_min && !(down_split && T <= gpu::kMkDownSplitTokens);
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
             // ARBOR_MK_FOLD_FINISH builds: a one-token pass's Q/K/V finish runs in its attention
@@ -623,6 +643,13 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             }
             case plan::Op::ExpertGatedFfn:
+                if (expert_major) {  // (expert, row) items, every pair routed to the expert
+                    gpu::MkModelStage b = a;
+                    b.by_expert = 1;
+                    st.push_back({gpu::kOpExpertGatedFfn, E * c.n_ff_exp, b, " by expert", &s});
+                    if (s.quantize_out) q_step(gpu::kBufHE, T * K);
+                    break;
+                }
                 if (fuse_tails && s.quantize_out && c.n_ff_exp % 32 == 0) {  // Q8A blocks as the tail
                     tail_step(gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, " +q8a");
                     break;
@@ -631,6 +658,13 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;
             case plan::Op::ExpertDownAdd:
+                if (expert_major) {  // (expert, row pair) dots into YE, then the slot-order combine
+                    gpu::MkModelStage b = a;
+                    b.by_expert = 1;
+                    st.push_back({gpu::kOpExpertDownDots, E * ((c.n_embd + 1) / 2), b, " by expert", &s});
+                    st.push_back({gpu::kOpExpertDownAdd, T * ((c.n_embd + 31) / 32), b, " combine", &s});
+                    break;
+                }
                 if (down_split && T <= gpu::kMkDownSplitTokens) {  // (row pair, slot) items, the combine as their tail
                     tail_step(gpu::kOpExpertDownDots, (c.n_embd + 1) / 2 * T * K, " split");
                     break;

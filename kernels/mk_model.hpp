@@ -231,6 +231,11 @@ struct MkModelStage {
     // the norm and RoPE of a Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE
     // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
+    // ARBOR_MK_EXPERT_MAJOR: the expert FFN's items are (expert, row) instead of (token, slot,
+    // row): ExpertGatedFfn items e * n_ff_exp + r, ExpertDownDots items e * ((n_embd + 1) / 2) + i
+    // (into YE), ExpertDownAdd items t * ceil(n_embd / 32) + b (the slot-order combine of YE, a
+    // row a lane).
+    int by_expert;
 };
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
@@ -289,10 +294,25 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_FOLD_FINISH 0
 #endif
 
+// ARBOR_MK_EXPERT_MAJOR=1: in a pass of at least ARBOR_GPU_EXPERT_MAJOR_MIN tokens (environment,
+// default 16), the routed experts' gated FFN and down projection take one item per (expert, row)
+// (or row pair), which runs that row's dots for every (token, slot) pair routed to the expert,
+// in pair order (MkModelStage::by_expert; mk_model_ops.hpp). An item of the (token, slot, row)
+// form read its expert's rows for one pair, so a pass of T tokens read each routed expert's rows
+// once per pair (the MoE's read50@229 profile: expert gated FFN 29 ms and expert down 32 ms of
+// 89), and the expert down ran a row pair's T x k slots in one item on half the grid's warps.
+// The dots are the same calls on the same rows and activations, the down's slot-order combine
+// the same fmaf chain (from the dots kept in YE), so the bits do not change. Prepared on
+// gpu-next16: compiled for sm_90 and gfx1151, not yet run.
+#ifndef ARBOR_MK_EXPERT_MAJOR
+#define ARBOR_MK_EXPERT_MAJOR 0
+#endif
+
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and
 // quantized router, dense and expert gated FFN and expert down run as lean loops: the stage's descriptors read
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from
-// arbor-gpu-probe's measurement; compiled, not yet run.
+// arbor-gpu-probe's measurement. Off: measured on gpu-next16 (-0.1 ms on qwen3-4b, -0.1 to -0.4 on
+// the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it).
 #ifndef ARBOR_MK_LEAN_DOTS
 #define ARBOR_MK_LEAN_DOTS 0
 #endif

@@ -605,6 +605,85 @@ __device__ inline void expert_down_combine(const MkPass& P, long long t, long lo
 }
 #endif
 
+#if ARBOR_MK_EXPERT_MAJOR
+namespace mkm {
+
+// f(pair) for every (token, slot) pair routed to expert e, in pair order, in every lane of the
+// warp: the routes are read 32 at a time (lane j pair p0 + j) and a ballot gives each group's
+// matches. A pass's T x k routes are a few KiB, read by every item from the L1 or the L2.
+template <class F>
+__device__ inline void for_pairs_of(const MkPass& P, long long e, int lane, F f) {
+    const long long TK = P.n_tokens * P.d.n_used;
+    for (long long p0 = 0; p0 < TK; p0 += 32) {
+        const long long p = p0 + lane;
+        unsigned m = arbor_ballot(p < TK && P.route_idx[p] == e);
+        while (m != 0u) {
+            const int b = __ffs(static_cast<int>(m)) - 1;
+            m &= m - 1u;
+            f(p0 + b);
+        }
+    }
+}
+
+}  // namespace mkm
+
+// Item e * n_ff_exp + r: HE row r of every (token, slot) pair routed to expert e, each computed as
+// mk_expert_gated_ffn computes it for item pair * n_ff_exp + r (the same dots, the same store).
+// The expert's two rows are read from memory once and then from the L1 for the later pairs.
+__device__ inline void mk_expert_gated_ffn_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkLayerW& L = mk_layer(P, s);
+    const long long nfe = d.n_ff_exp, e = item / nfe, r = item % nfe;
+    const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
+    const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
+    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
+        const long long t = pair / d.n_used;
+        float g, u;
+        if (L.gate_exps.type == L.up_exps.type) {
+            warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
+        } else {
+            g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
+            u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
+        }
+        if (lane == 0) P.he[pair * nfe + r] = num::mul_rn(num::silu(g), u);
+    });
+}
+
+// Item e * ((n_embd + 1) / 2) + i: rows 2i and 2i+1 of expert e's down projection against every
+// pair routed to it, unweighted, into YE[pair] (expert_down_slots's dots of that slot: the same
+// warp_dot_row2 on the same rows and HE blocks).
+__device__ inline void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+    const MkDims& d = P.d;
+    const MkW& dw = mk_layer(P, s).down_exps;
+    const long long np = (d.n_embd + 1) / 2, e = item / np, r = 2 * (item % np), nf = d.n_ff_exp;
+    const bool two = r + 1 < d.n_embd;
+    const uint8_t* w0 = mkm::wrow(dw, r, e);
+    const uint8_t* w1 = mkm::wrow(dw, two ? r + 1 : r, e);
+    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
+        float y0, y1;
+        warp_dot_row2(dw.type, w0, w1, P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &y0, &y1);
+        if (lane == 0) {
+            float* y = P.ye + pair * d.n_embd + r;
+            y[0] = y0;
+            if (two) y[1] = y1;
+        }
+    });
+}
+
+// Item t * ceil(n_embd / 32) + b: rows 32 b + lane of token t, each X[t][r] += the slot-order
+// combine of YE: acc = fmaf(w_k, YE[t][k][r], acc) from +0, as expert_down_slots and
+// mk_expert_down_add do (lane 0 of a row pair's item there, one lane a row here).
+__device__ inline void mk_expert_down_combine_rows(const MkPass& P, long long item, int lane) {
+    const MkDims& d = P.d;
+    const long long nb = (d.n_embd + 31) / 32, t = item / nb, r = (item % nb) * 32 + lane, K = d.n_used, p0 = t * K;
+    if (r >= d.n_embd) return;
+    float a = 0.0f;
+    for (long long k = 0; k < K; ++k) a = fmaf(P.route_w[p0 + k], P.ye[(p0 + k) * d.n_embd + r], a);
+    float* x = P.x + t * d.n_embd + r;
+    *x = num::add_rn(*x, a);
+}
+#endif
+
 #if ARBOR_MK_DEP_TAILS
 // The dependency an item of a stage with a tail counts into (MkModelStage::dep_tail): the Q/K/V
 // head of its two rows (QkvDots; head widths are even, so both rows are in one head), or its
@@ -737,10 +816,36 @@ __device__ inline void mk_model_item(int op, const MkModelStage& s, long long it
     case kOpMatMulAdd: mk_matmul_add(P, s, item, lane); break;
     case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;
     case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
-    case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
-    case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
+    case kOpExpertGatedFfn:
+#if ARBOR_MK_EXPERT_MAJOR
+        if (s.by_expert) {
+            mk_expert_gated_ffn_major(P, s, item, lane);
+            break;
+        }
+#endif
+        mk_expert_gated_ffn(P, s, item, lane);
+        break;
+    case kOpExpertDownAdd:
+#if ARBOR_MK_EXPERT_MAJOR
+        if (s.by_expert) {
+            mk_expert_down_combine_rows(P, item, lane);
+            break;
+        }
+#endif
+        mk_expert_down_add(P, s, item, lane);
+        break;
+#if ARBOR_MK_DOWN_SPLIT || ARBOR_MK_EXPERT_MAJOR
+    case kOpExpertDownDots:
+#if ARBOR_MK_EXPERT_MAJOR
+        if (s.by_expert) {
+            mk_expert_down_major(P, s, item, lane);
+            break;
+        }
+#endif
 #if ARBOR_MK_DOWN_SPLIT
-    case kOpExpertDownDots: mk_expert_down_dots(P, s, item, lane); break;
+        mk_expert_down_dots(P, s, item, lane);
+#endif
+        break;
 #endif
     default: break;
     }

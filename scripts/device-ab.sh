@@ -21,6 +21,8 @@
 # gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
 # by default on the strength of one call. scripts/device-carry.sh prepares the carried folders.
 # ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
+# ARBOR_AB_ROW (run part) times another bench row than decode@229 (read50@229, prefill256@229:
+# levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn".
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -106,14 +108,15 @@ for b in $BASES; do
 done
 BASES=$ok
 SW=${ARBOR_AB_SWITCHES:-}
+ROW=${ARBOR_AB_ROW:-decode@229}
 row() {  # label cli shape [env...]
     local label=$1 cli=$2 m=$3; shift 3
-    env "$@" timeout 60 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 3 2>&1 |
-        awk -v l="$label" -v m="$m" '/^decode@229/{print m, l, $2, $3, $4; ok=1} END{if(!ok) print m, l, "FAIL"}'
+    env "$@" timeout 120 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows "$ROW" --reps 3 2>&1 |
+        awk -v l="$label" -v m="$m" -v r="$ROW" '$1 == r {print m, l, $2, $3, $4; ok=1} END{if(!ok) print m, l, "FAIL"}'
 }
-echo "shape variant p50 min max (ms, decode@229)"
+echo "shape variant p50 min max (ms, $ROW)"
 for round in $(seq "${ARBOR_AB_ROUNDS:-3}"); do
-    for m in q4b moe fn; do
+    for m in ${ARBOR_AB_SHAPES:-q4b moe fn}; do
         for b in $BASES; do row "$(basename "$b")" "$(bdir "$b")/engine/arbor-cli" $m; done
         row new "$CLI" $m
         while read -r name flags; do
