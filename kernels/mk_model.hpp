@@ -297,7 +297,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_EXPERT_MAJOR=1: in a pass of at least ARBOR_GPU_EXPERT_MAJOR_MIN tokens (environment,
 // default 16), the routed experts' gated FFN and down projection take one item per (expert, row)
 // (or row pair), which runs that row's dots for every (token, slot) pair routed to the expert,
-// in pair order (MkModelStage::by_expert; mk_model_ops.hpp). An item of the (token, slot, row)
+// in pair order (MkModelStage::by_expert; mk_model_ops.hpp). flashnext's down projection is an op
+// of its own (kOpFnMoeDownHcPost) and keeps its per-token items; its gated FFN takes these. An item of the (token, slot, row)
 // form read its expert's rows for one pair, so a pass of T tokens read each routed expert's rows
 // once per pair (the MoE's read50@229 profile: expert gated FFN 29 ms and expert down 32 ms of
 // 89), and the expert down ran a row pair's T x k slots in one item on half the grid's warps.
@@ -306,6 +307,19 @@ constexpr long long kMkDownSplitTokens = 8;
 // gpu-next16: compiled for sm_90 and gfx1151, not yet run.
 #ifndef ARBOR_MK_EXPERT_MAJOR
 #define ARBOR_MK_EXPERT_MAJOR 0
+#endif
+
+// ARBOR_MK_DOWN_PIPE=1: the expert down of a model whose expert rows are one sub-block step a
+// lane (n_ff_exp <= 1024) and of a format with a pipelined wide form (Q4_K, Q5_K, IQ4_XS) loads
+// slot k + 1's words (its two rows' sub-blocks and its HE block) before it computes slot k's dots
+// (expert_down_pipe, mk_model_ops.hpp), where each slot waited for its own loads: the MoE's decode
+// step spends about 0.95 ms in expert down items of 8 slots, about 1.9 us a slot (flashnext's
+// down-and-hc-post items take the same path for their routed slots). The dots are
+// warp_dot_quant_rows's single step (the same terms, lanes past the row's sub-blocks at +0, the
+// same tree), the slots' fmaf chain the same, so the bits do not change. Prepared on gpu-next16:
+// compiled for sm_90 and gfx1151, not yet run.
+#ifndef ARBOR_MK_DOWN_PIPE
+#define ARBOR_MK_DOWN_PIPE 0
 #endif
 
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and

@@ -29,14 +29,16 @@ struct DevBuf {
 Status mk_dot_rows(TensorType t, const void* w, size_t row_bytes, int64_t rows, int64_t n, const float* x,
                    const quant::BlockQ8A* xq, float* out, const RunOptions& opt, LaunchInfo* info) {
     // The packed sub-block terms (quant_blocks_packed.hpp) read the blocks in 2- or 4-byte words,
-    // and the float rows (float_chains) one word an element: every row must start at such a
-    // boundary (the buffer itself is 256-byte aligned).
-    const size_t align =
-        (t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::IQ4_XS || t == TensorType::F32) ? 4
-        : (t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q6_K || t == TensorType::F16 ||
-           t == TensorType::BF16)
-            ? 2
-            : 1;
+    // the wide loads (mk_dot.hpp) Q4_K and Q5_K blocks in 16-byte words and IQ4_XS blocks in
+    // 8-byte words, and the float rows (float_chains) one word an element: every row must start at
+    // such a boundary (the buffer itself is 256-byte aligned). Whole-block rows always do.
+    const size_t align = (t == TensorType::Q4_K || t == TensorType::Q5_K) ? 16
+                         : t == TensorType::IQ4_XS                         ? 8
+                         : t == TensorType::F32                            ? 4
+                         : (t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q6_K ||
+                            t == TensorType::F16 || t == TensorType::BF16)
+                             ? 2
+                             : 1;
     if (row_bytes % align != 0)
         return make_error("rows of " + std::to_string(row_bytes) + " bytes break the " + std::to_string(align) +
                           "-byte alignment the GPU row dot needs for this type");
