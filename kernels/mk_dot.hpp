@@ -130,9 +130,9 @@ __device__ inline uint32_t funnel(uint32_t lo, uint32_t hi, unsigned s) {
 }
 
 // The 32 bytes at a 2-byte aligned p as 8 little-endian words, from the 9 aligned words that
-// cover them: when p is 4-byte aligned the ninth is the 4 bytes after p + 32, else the first
-// starts 2 bytes before p. The funnel shift drops those bytes; the caller keeps them inside the
-// tensor's allocation.
+// cover them: when p is 4-byte aligned the ninth is the 4 bytes after p + 32, else they span
+// p - 2 .. p + 33 (2 bytes before, 2 after). The funnel shift drops those bytes; the caller keeps
+// them inside the tensor's allocation.
 __device__ inline void words32_a2(const uint8_t* p, uint32_t* q) {
     const unsigned long long a = reinterpret_cast<unsigned long long>(p);
     const uint32_t* base = reinterpret_cast<const uint32_t*>(a & ~3ull);
@@ -207,10 +207,10 @@ template <>
 struct Wide<quant::blocks::Q5_K> : K4Wide<48, true> {};
 
 // Q6_K (210-byte blocks, 2-byte aligned): ql and qh as 9 aligned words each, the two sub-scales as
-// one 2-byte load. The extra 2 or 4 bytes words32_a2 reads lie inside the tensor: after qh ends at
-// most its block's scales (byte 192 on), and before a block that starts 2 bytes past a 4-byte
-// boundary the end of the block before it (tensors start 256-byte aligned, so the first block
-// never does).
+// one 2-byte load. The extra bytes words32_a2 reads lie inside the tensor: after ql and qh, at
+// most up to byte 195 of the block (its scales start at 192); before a block that starts 2 bytes
+// past a 4-byte boundary, the end of the block before it (tensors start 256-byte aligned, so the
+// first block never does).
 template <>
 struct Wide<quant::blocks::Q6_K> {
     static constexpr bool kHas = true;

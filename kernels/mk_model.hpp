@@ -316,8 +316,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // step spends about 0.95 ms in expert down items of 8 slots, about 1.9 us a slot (flashnext's
 // down-and-hc-post items take the same path for their routed slots). The dots are
 // warp_dot_quant_rows's single step (the same terms, lanes past the row's sub-blocks at +0, the
-// same tree), the slots' fmaf chain the same, so the bits do not change. Prepared on gpu-next16:
-// compiled for sm_90 and gfx1151, not yet run.
+// same tree), the slots' fmaf chain the same, so the bits do not change. It reads the wide words
+// (ARBOR_MK_WIDE_LOADS), so it is on only where they are. Prepared on gpu-next16: compiled for
+// sm_90 and gfx1151, not yet run.
 #ifndef ARBOR_MK_DOWN_PIPE
 #define ARBOR_MK_DOWN_PIPE 0
 #endif

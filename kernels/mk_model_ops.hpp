@@ -534,7 +534,9 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
 // lane (n_ff_exp / 32 <= 32) and the slots fit the lanes (k <= 32): slot k + 1's words are loaded
 // before slot k's dots are computed. Each slot's dots are warp_dot_quant_rows<Fmt, 2>'s for that
 // one step (lane j < n_ff_exp / 32: lane_accumulate from +0 of sub-block j's terms, the other
-// lanes +0, then warp_combine), and lane 0 runs the same fmaf chain over the slots.
+// lanes +0, then warp_combine), and lane 0 runs the same fmaf chain over the slots. (In
+// -DARBOR_GPU_SUBPHASES=ON builds its slots are not clocked: their time shows under "expert
+// down: add".)
 template <class Fmt>
 __device__ __noinline__ void expert_down_pipe(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                               float* acc0, float* acc1) {
@@ -587,7 +589,15 @@ __device__ __noinline__ void expert_down_pipe(const MkPass& P, const MkW& dw, lo
 __device__ inline bool expert_down_piped(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
                                          float* acc0, float* acc1) {
     using namespace quant::blocks;
-    if (P.d.n_used > 32 || P.d.n_ff_exp > 32 * 32 || P.d.n_ff_exp % 32 != 0 || P.heq == nullptr) return false;
+    // The pipe reads the wide words: builds without the wide loads (AMD by default) keep the
+    // slots' own loads, and so does ARBOR_GPU_PACKED=0 (its byte-wise terms are sub_terms').
+    constexpr bool wide = ARBOR_MK_WIDE_LOADS != 0;
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH
+    if (mk_ab_switches & kMkAbPackedOff) return false;
+#endif
+    if (!wide || P.d.n_used < 1 || P.d.n_used > 32 || P.d.n_ff_exp > 32 * 32 || P.d.n_ff_exp % 32 != 0 ||
+        P.heq == nullptr)
+        return false;
     switch (static_cast<TensorType>(dw.type)) {
     case TensorType::Q4_K: expert_down_pipe<Q4_K>(P, dw, t, r, r1, lane, acc0, acc1); return true;
     case TensorType::Q5_K: expert_down_pipe<Q5_K>(P, dw, t, r, r1, lane, acc0, acc1); return true;

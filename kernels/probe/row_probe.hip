@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
     std::printf("device: %s, %d SMs; level: %lld items of 2 rows x %lld bytes (%.1f MiB), %lld-wide; %d regions of %.0f MiB (%s memory)\n",
                 prop.name, sms, rows, row_bytes, 2.0 * double(mat) / (1 << 20), n, regions, double(region) / (1 << 20),
                 managed ? "managed" : "device");
-    std::printf("%-52s %10s %10s %12s\n", "case", "us", "GB/s", "us an item");
+    std::printf("%-56s %10s %10s %12s\n", "case", "us", "GB/s", "us an item");
     std::vector<unsigned long long> th(size_t(2 * max_blocks));
     int next_region = 0;
     auto run = [&](const char* name, int blocks, int wpb, bool nc, bool warm, int real = 0) {
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
         }
         std::sort(us.begin(), us.end());
         const double m = us[us.size() / 2], per_warp = std::ceil(double(rows) / (double(blocks) * wpb));
-        std::printf("%-52s %10.2f %10.1f %12.2f\n", name, m, 2.0 * double(mat) / (m * 1e3), m / per_warp);
+        std::printf("%-56s %10.2f %10.1f %12.2f\n", name, m, 2.0 * double(mat) / (m * 1e3), m / per_warp);
     };
     struct Case {
         const char* name;
@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
         us.push_back(span_us(th, 4 * sms));
     }
     std::sort(us.begin(), us.end());
-    std::printf("%-52s %10.2f %10.1f\n", "stream read, 32 warps an SM, cold", us[us.size() / 2],
+    std::printf("%-56s %10.2f %10.1f\n", "stream read, 32 warps an SM, cold", us[us.size() / 2],
                 2.0 * double(mat) / (us[us.size() / 2] * 1e3));
     hipFree(w);
     hipFree(xq);
