@@ -101,26 +101,18 @@ struct Q8AWords {
     float d;
     int32_t sum;
 };
-// The five words as loaded (a pipelined loop keeps the next step's in flight as such).
-struct Q8ARaw {
-    uint2 u[5];
-};
-__device__ inline Q8ARaw load_q8a_raw(const quant::BlockQ8A* p) {
+__device__ inline Q8AWords load_q8a(const quant::BlockQ8A* p) {
     const uint2* v = reinterpret_cast<const uint2*>(p);
-    Q8ARaw r;
+    uint2 u[5];
 #pragma unroll
-    for (int k = 0; k < 5; ++k) r.u[k] = v[k];
-    return r;
-}
-__device__ inline Q8AWords q8a_words(const Q8ARaw& r) {
+    for (int k = 0; k < 5; ++k) u[k] = v[k];
     Q8AWords x;
-    x.d = __uint_as_float(r.u[0].x);
-    x.sum = static_cast<int32_t>(r.u[0].y);
+    x.d = __uint_as_float(u[0].x);
+    x.sum = static_cast<int32_t>(u[0].y);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) x.q[2 * k] = r.u[k + 1].x, x.q[2 * k + 1] = r.u[k + 1].y;
+    for (int k = 0; k < 4; ++k) x.q[2 * k] = u[k + 1].x, x.q[2 * k + 1] = u[k + 1].y;
     return x;
 }
-__device__ inline Q8AWords load_q8a(const quant::BlockQ8A* p) { return q8a_words(load_q8a_raw(p)); }
 
 namespace mkw {
 
@@ -144,67 +136,49 @@ __device__ inline void words32_a2(const uint8_t* p, uint32_t* q) {
     for (int j = 0; j < 8; ++j) q[j] = funnel(u[j], u[j + 1], s);
 }
 
-// Wide<Fmt>::unpack(b, sb): the sub-block's PackedSub from wide words. Formats with kPipe also
-// split it into load (the words, as loaded: Raw) and unpack(Raw, sb), so that a loop can keep the
-// next step's words in flight while it computes the current one (ARBOR_MK_DOWN_PIPE).
 template <class Fmt>
 struct Wide {
     static constexpr bool kHas = false;
-    static constexpr bool kPipe = false;
 };
 
 // Q4_K (144-byte blocks) and Q5_K (176): 16-byte aligned in every device tensor (256-byte aligned
 // starts, rows of whole blocks). The 16-byte header holds d | dmin and the 12 scale bytes.
-struct K4Raw {
-    uint4 h, q0, q1;
-};
-struct K5Raw : K4Raw {
-    uint4 h0, h1;  // the fifth bits: the 32 bytes at 16
-};
 template <int Qs, bool K5>
-__device__ inline std::conditional_t<K5, K5Raw, K4Raw> k4_load(const uint8_t* b, int sb) {
-    std::conditional_t<K5, K5Raw, K4Raw> r;
-    r.h = *reinterpret_cast<const uint4*>(b);
-    const uint4* qs = reinterpret_cast<const uint4*>(b + Qs + 32 * (sb / 2));
-    r.q0 = qs[0];
-    r.q1 = qs[1];
-    if constexpr (K5) {
-        r.h0 = reinterpret_cast<const uint4*>(b + 16)[0];
-        r.h1 = reinterpret_cast<const uint4*>(b + 16)[1];
-    }
-    return r;
-}
-template <bool K5>
-__device__ inline quant::blocks::PackedSub k4_unpack_raw(const std::conditional_t<K5, K5Raw, K4Raw>& r, int sb) {
+__device__ inline quant::blocks::PackedSub k4_wide(const uint8_t* b, int sb) {
     using namespace quant::blocks;
+    const uint4 h = *reinterpret_cast<const uint4*>(b);
+    const uint4* qs = reinterpret_cast<const uint4*>(b + Qs + 32 * (sb / 2));
+    const uint4 q0 = qs[0], q1 = qs[1];
+    uint4 h0{}, h1{};
+    if constexpr (K5) {  // the fifth bits: bit sb of the 32 bytes at 16
+        h0 = reinterpret_cast<const uint4*>(b + 16)[0];
+        h1 = reinterpret_cast<const uint4*>(b + 16)[1];
+    }
     PackedSub p;
-    k4_scale_min_w(r.h.y, r.h.z, r.h.w, sb, &p.k1, &p.k2);
-    const uint32_t w[8] = {r.q0.x, r.q0.y, r.q0.z, r.q0.w, r.q1.x, r.q1.y, r.q1.z, r.q1.w};
+    k4_scale_min_w(h.y, h.z, h.w, sb, &p.k1, &p.k2);
+    const uint32_t w[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
     const int shift = 4 * (sb % 2);
 #pragma unroll
     for (int j = 0; j < 8; ++j) p.q[j] = (w[j] >> shift) & 0x0f0f0f0fu;
-    if constexpr (K5) {  // bit sb of each byte
-        const uint32_t hw[8] = {r.h0.x, r.h0.y, r.h0.z, r.h0.w, r.h1.x, r.h1.y, r.h1.z, r.h1.w};
+    if constexpr (K5) {
+        const uint32_t hw[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
 #pragma unroll
         for (int j = 0; j < 8; ++j) p.q[j] |= ((hw[j] >> sb) & 0x01010101u) << 4;
     }
-    p.ws = quant::blocks::fp16_to_f32(r.h.x & 0xffffu);
-    p.wm = -quant::blocks::fp16_to_f32(r.h.x >> 16);
+    p.ws = quant::blocks::fp16_to_f32(h.x & 0xffffu);
+    p.wm = -quant::blocks::fp16_to_f32(h.x >> 16);
     return p;
 }
-template <int Qs, bool K5>
-struct K4Wide {
+template <>
+struct Wide<quant::blocks::Q4_K> {
     static constexpr bool kHas = true;
-    static constexpr bool kPipe = true;
-    using Raw = std::conditional_t<K5, K5Raw, K4Raw>;
-    __device__ static Raw load(const uint8_t* b, int sb) { return k4_load<Qs, K5>(b, sb); }
-    __device__ static quant::blocks::PackedSub unpack(const Raw& r, int sb) { return k4_unpack_raw<K5>(r, sb); }
-    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return unpack(load(b, sb), sb); }
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return k4_wide<16, false>(b, sb); }
 };
 template <>
-struct Wide<quant::blocks::Q4_K> : K4Wide<16, false> {};
-template <>
-struct Wide<quant::blocks::Q5_K> : K4Wide<48, true> {};
+struct Wide<quant::blocks::Q5_K> {
+    static constexpr bool kHas = true;
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return k4_wide<48, true>(b, sb); }
+};
 
 // Q6_K (210-byte blocks, 2-byte aligned): ql and qh as 9 aligned words each, the two sub-scales as
 // one 2-byte load. The extra bytes words32_a2 reads lie inside the tensor: after ql and qh, at
@@ -214,7 +188,6 @@ struct Wide<quant::blocks::Q5_K> : K4Wide<48, true> {};
 template <>
 struct Wide<quant::blocks::Q6_K> {
     static constexpr bool kHas = true;
-    static constexpr bool kPipe = false;  // 20 words a row: two steps' of two rows would not fit
     __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
         using namespace quant::blocks;
         PackedSub p;
@@ -238,21 +211,14 @@ struct Wide<quant::blocks::Q6_K> {
 template <>
 struct Wide<quant::blocks::IQ4_XS> {
     static constexpr bool kHas = true;
-    static constexpr bool kPipe = true;
-    struct Raw {
-        uint2 hd, c0, c1;
-    };
-    __device__ static Raw load(const uint8_t* b, int sb) {
-        const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
-        return {*reinterpret_cast<const uint2*>(b), qs[0], qs[1]};
-    }
-    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return unpack(load(b, sb), sb); }
-    __device__ static quant::blocks::PackedSub unpack(const Raw& r, int sb) {
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
         using namespace quant::blocks;
         constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;  // Packed<IQ4_XS>'s table
-        const uint2 hd = r.hd;
+        const uint2 hd = *reinterpret_cast<const uint2*>(b);
+        const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
+        const uint2 c0 = qs[0], c1 = qs[1];
         PackedSub p;
-        const uint32_t w[4] = {r.c0.x, r.c0.y, r.c1.x, r.c1.y};
+        const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             p.q[j] = lut16(w[j] & 0x0f0f0f0fu, t0, t1, t2, t3);

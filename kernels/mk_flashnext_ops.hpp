@@ -282,10 +282,7 @@ __device__ inline void mk_fn_moe_down_hc_post(const MkPass& P, const MkModelStag
     WarpPhaseClock clk(lane, false);  // the sub-phases are clocked in mk_expert_down_add only
     for (long long t = 0; t < P.n_tokens; ++t) {
         float acc0, acc1;
-#if ARBOR_MK_DOWN_PIPE
-        if (!expert_down_piped(P, L.down_exps, t, r, r1, lane, &acc0, &acc1))
-#endif
-            expert_down_slots(P, L.down_exps, t, r, r1, lane, &acc0, &acc1, clk);
+        expert_down_slots(P, L.down_exps, t, r, r1, lane, &acc0, &acc1, clk);
         float s0, s1;
         warp_dot_row2(ds.type, mkm::wrow(ds, r), mkm::wrow(ds, r1), F.hs + t * Fs, F.hsq + t * (Fs / 32), Fs, lane, &s0,
                       &s1);

@@ -309,20 +309,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_EXPERT_MAJOR 0
 #endif
 
-// ARBOR_MK_DOWN_PIPE=1: the expert down of a model whose expert rows are one sub-block step a
-// lane (n_ff_exp <= 1024) and of a format with a pipelined wide form (Q4_K, Q5_K, IQ4_XS) loads
-// slot k + 1's words (its two rows' sub-blocks and its HE block) before it computes slot k's dots
-// (expert_down_pipe, mk_model_ops.hpp), where each slot waited for its own loads: the MoE's decode
-// step spends about 0.95 ms in expert down items of 8 slots, about 1.9 us a slot (flashnext's
-// down-and-hc-post items take the same path for their routed slots). The dots are
-// warp_dot_quant_rows's single step (the same terms, lanes past the row's sub-blocks at +0, the
-// same tree), the slots' fmaf chain the same, so the bits do not change. It reads the wide words
-// (ARBOR_MK_WIDE_LOADS), so it is on only where they are. Prepared on gpu-next16: compiled for
-// sm_90 and gfx1151, not yet run.
-#ifndef ARBOR_MK_DOWN_PIPE
-#define ARBOR_MK_DOWN_PIPE 0
-#endif
-
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and
 // quantized router, dense and expert gated FFN and expert down run as lean loops: the stage's descriptors read
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from

@@ -529,84 +529,6 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
     *acc1 = a1;
 }
 
-#if ARBOR_MK_DOWN_PIPE
-// expert_down_slots for a format with a pipelined wide form when a row is one sub-block step a
-// lane (n_ff_exp / 32 <= 32) and the slots fit the lanes (k <= 32): slot k + 1's words are loaded
-// before slot k's dots are computed. Each slot's dots are warp_dot_quant_rows<Fmt, 2>'s for that
-// one step (lane j < n_ff_exp / 32: lane_accumulate from +0 of sub-block j's terms, the other
-// lanes +0, then warp_combine), and lane 0 runs the same fmaf chain over the slots. (In
-// -DARBOR_GPU_SUBPHASES=ON builds its slots are not clocked: their time shows under "expert
-// down: add".)
-template <class Fmt>
-__device__ __noinline__ void expert_down_pipe(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
-                                              float* acc0, float* acc1) {
-    using W = mkw::Wide<Fmt>;
-    using Raw = typename W::Raw;
-    const int K = static_cast<int>(P.d.n_used);
-    const long long p0 = t * K, nf = P.d.n_ff_exp, nb = nf / 32;
-    const bool on = lane < nb;  // this lane's sub-block of each row
-    const long long off = (lane / Fmt::kSubs) * Fmt::kBytes;
-    const int sb = lane % Fmt::kSubs;
-    int my_e = 0;
-    float my_w = 0.0f;
-    if (lane < K) my_e = P.route_idx[p0 + lane], my_w = P.route_w[p0 + lane];
-    Raw w0{}, w1{};
-    Q8ARaw x{};
-    auto load = [&](int k, Raw& a, Raw& b, Q8ARaw& xr) {
-        const int e = __shfl(my_e, k);
-        if (on) {
-            a = W::load(mkm::wrow(dw, r, e) + off, sb);
-            b = W::load(mkm::wrow(dw, r1, e) + off, sb);
-            xr = load_q8a_raw(P.heq + (p0 + k) * nb + lane);
-        }
-    };
-    load(0, w0, w1, x);
-    float s0 = 0.0f, s1 = 0.0f;
-    for (int k = 0; k < K; ++k) {
-        Raw n0{}, n1{};
-        Q8ARaw nx{};
-        if (k + 1 < K) load(k + 1, n0, n1, nx);
-        float v0 = 0.0f, v1 = 0.0f;
-        if (on) {
-            const Q8AWords xw = q8a_words(x);
-            const int8_t* a = reinterpret_cast<const int8_t*>(xw.q);
-            v0 = quant::blocks::lane_accumulate<Fmt::kHasMin>(0.0f, quant::blocks::Packed<Fmt>::apply(W::unpack(w0, sb), a, xw.sum), xw.d);
-            v1 = quant::blocks::lane_accumulate<Fmt::kHasMin>(0.0f, quant::blocks::Packed<Fmt>::apply(W::unpack(w1, sb), a, xw.sum), xw.d);
-        }
-        v0 = warp_combine(v0);
-        v1 = warp_combine(v1);
-        const float wk = __shfl(my_w, k);
-        if (lane == 0) s0 = fmaf(wk, v0, s0), s1 = fmaf(wk, v1, s1);
-        w0 = n0;
-        w1 = n1;
-        x = nx;
-    }
-    *acc0 = s0;
-    *acc1 = s1;
-}
-
-// expert_down_pipe for the down matrix's format, when it applies (false: nothing computed).
-__device__ inline bool expert_down_piped(const MkPass& P, const MkW& dw, long long t, long long r, long long r1, int lane,
-                                         float* acc0, float* acc1) {
-    using namespace quant::blocks;
-    // The pipe reads the wide words: builds without the wide loads (AMD by default) keep the
-    // slots' own loads, and so does ARBOR_GPU_PACKED=0 (its byte-wise terms are sub_terms').
-    constexpr bool wide = ARBOR_MK_WIDE_LOADS != 0;
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH
-    if (mk_ab_switches & kMkAbPackedOff) return false;
-#endif
-    if (!wide || P.d.n_used < 1 || P.d.n_used > 32 || P.d.n_ff_exp > 32 * 32 || P.d.n_ff_exp % 32 != 0 ||
-        P.heq == nullptr)
-        return false;
-    switch (static_cast<TensorType>(dw.type)) {
-    case TensorType::Q4_K: expert_down_pipe<Q4_K>(P, dw, t, r, r1, lane, acc0, acc1); return true;
-    case TensorType::Q5_K: expert_down_pipe<Q5_K>(P, dw, t, r, r1, lane, acc0, acc1); return true;
-    case TensorType::IQ4_XS: expert_down_pipe<IQ4_XS>(P, dw, t, r, r1, lane, acc0, acc1); return true;
-    default: return false;
-    }
-}
-#endif
-
 // Item i: rows 2i and 2i+1 of every token's combine over its slots (slot order).
 __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
@@ -616,10 +538,7 @@ __device__ inline void mk_expert_down_add(const MkPass& P, const MkModelStage& s
     WarpPhaseClock clk(lane, (item & 15) == 0);
     for (long long t = 0; t < P.n_tokens; ++t) {
         float acc0, acc1;
-#if ARBOR_MK_DOWN_PIPE
-        if (!expert_down_piped(P, L.down_exps, t, r, two ? r + 1 : r, lane, &acc0, &acc1))
-#endif
-            expert_down_slots(P, L.down_exps, t, r, two ? r + 1 : r, lane, &acc0, &acc1, clk);
+        expert_down_slots(P, L.down_exps, t, r, two ? r + 1 : r, lane, &acc0, &acc1, clk);
         if (lane == 0) {
             float* x = P.x + t * d.n_embd + r;
             x[0] = num::add_rn(x[0], acc0);

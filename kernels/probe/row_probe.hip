@@ -22,6 +22,7 @@
 // It computes nothing that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
 #include "mk_dot.hpp"
+#include "mk_model_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -187,9 +188,138 @@ double span_us(const std::vector<unsigned long long>& t, int blocks) {
     return double(hi - lo) / 1e3;
 }
 
+// --down: one decode token's expert down level with the megakernel's own code, expert_down_slots
+// (qwen3moe-30b-a3b's shape: 2048 rows of 768-wide IQ4_XS, 128 experts, 8 slots): item i is row
+// pair i, its 8 slots' dots summed in slot order, on random weights, activations and route
+// weights. gpu-next16 timed a pipelined form (the next slot's words loaded before the current
+// slot's dots) against it here: the same bits, 13.1 against 12.2 us, so it was taken out.
+struct DownLevel {
+    arbor::gpu::MkPass* P;  // device copy
+    arbor::gpu::MkW dw;
+    long long pairs;
+    float* out;  // [2 * pairs]
+    unsigned long long* t;
+};
+
+__global__ void __launch_bounds__(kThreads, 2) down_level(DownLevel L) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    __syncthreads();
+    const unsigned long long t0 = arbor_wall_ns();
+    const long long gw = static_cast<long long>(blockIdx.x) * kThreads / 32 + warp;
+    const long long warps = static_cast<long long>(gridDim.x) * kThreads / 32;
+    const arbor::gpu::MkPass& P = *L.P;
+    for (long long i = gw; i < L.pairs; i += warps) {
+        float a0 = 0.0f, a1 = 0.0f;
+        arbor::gpu::WarpPhaseClock clk(lane, false);
+        arbor::gpu::expert_down_slots(P, L.dw, 0, 2 * i, 2 * i + 1, lane, &a0, &a1, clk);
+        if (lane == 0) L.out[2 * i] = a0, L.out[2 * i + 1] = a1;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        L.t[2 * blockIdx.x] = t0;
+        L.t[2 * blockIdx.x + 1] = arbor_wall_ns();
+    }
+}
+
+int run_down(int reps) {
+    using arbor::quant::BlockQ8A;
+    hipDeviceProp_t prop{};
+    if (!ok(hipGetDeviceProperties(&prop, 0), "device properties")) return 1;
+    const int sms = prop.multiProcessorCount, blocks = 2 * sms;
+    const long long E = 128, K = 8, rows = 2048, nf = 768, rb = nf / 256 * 136, mat = rows * rb;
+    const int copies = 4;  // weight copies taken in turn, so each level reads from memory (4 x 107 MiB)
+    std::vector<uint8_t> hw(size_t(E * mat));
+    unsigned long long x = 0x9e3779b97f4a7c15ull;
+    auto rnd = [&]() { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+    for (size_t i = 0; i < hw.size(); ++i) hw[i] = uint8_t(rnd());
+    for (long long b = 0; b < E * mat; b += 136) {  // a normal positive d in every block
+        const unsigned d = 0x2000u | unsigned(rnd() & 0x3ffu);
+        hw[size_t(b)] = uint8_t(d & 0xff);
+        hw[size_t(b) + 1] = uint8_t(d >> 8);
+    }
+    std::vector<BlockQ8A> hq(size_t(K * nf / 32));
+    for (BlockQ8A& q : hq) {
+        int sum = 0;
+        for (int j = 0; j < 32; ++j) q.q[j] = int8_t(int(rnd() % 255) - 127), sum += q.q[j];
+        q.sum = sum;
+        q.d = float(rnd() % 1000 + 1) / 65536.0f;
+    }
+    int routes[8] = {3, 17, 29, 64, 90, 101, 118, 127};
+    float rw[8];
+    for (float& w : rw) w = float(rnd() % 1000 + 1) / 4096.0f;
+    uint8_t* dwm = nullptr;
+    BlockQ8A* dq = nullptr;
+    int* dr = nullptr;
+    float *dwt = nullptr, *out = nullptr;
+    unsigned long long* t = nullptr;
+    arbor::gpu::MkPass* dP = nullptr;
+    if (!ok(hipMalloc(&dwm, size_t(E * mat) * copies), "weights") || !ok(hipMalloc(&dq, hq.size() * sizeof(BlockQ8A)), "heq") ||
+        !ok(hipMalloc(&dr, sizeof routes), "routes") || !ok(hipMalloc(&dwt, sizeof rw), "route weights") ||
+        !ok(hipMalloc(&out, size_t(2 * rows) * 4 * 2), "out") || !ok(hipMalloc(&t, size_t(2 * blocks) * 8), "clocks") ||
+        !ok(hipMalloc(&dP, sizeof(arbor::gpu::MkPass)), "pass"))
+        return 1;
+    for (int c = 0; c < copies; ++c)
+        if (!ok(hipMemcpy(dwm + size_t(c) * size_t(E * mat), hw.data(), hw.size(), hipMemcpyHostToDevice), "upload"))
+            return 1;
+    if (!ok(hipMemcpy(dq, hq.data(), hq.size() * sizeof(BlockQ8A), hipMemcpyHostToDevice), "upload") ||
+        !ok(hipMemcpy(dr, routes, sizeof routes, hipMemcpyHostToDevice), "upload") ||
+        !ok(hipMemcpy(dwt, rw, sizeof rw, hipMemcpyHostToDevice), "upload"))
+        return 1;
+    arbor::gpu::MkPass hp{};
+    hp.d.n_embd = rows;
+    hp.d.n_used = K;
+    hp.d.n_expert = E;
+    hp.d.n_ff_exp = nf;
+    hp.n_tokens = 1;
+    hp.route_idx = dr;
+    hp.route_w = dwt;
+    hp.heq = dq;
+    if (!ok(hipMemcpy(dP, &hp, sizeof hp, hipMemcpyHostToDevice), "pass")) return 1;
+    std::printf("device: %s; expert down: %lld row pairs, %lld slots of %lld-wide IQ4_XS rows, %lld experts\n", prop.name,
+                rows / 2, K, nf, E);
+    std::vector<unsigned long long> th(size_t(2 * blocks));
+    std::vector<float> res[2];
+    int next = 0;
+    for (int pass = 0; pass < 2; ++pass) {  // twice: the same bits each time
+        std::vector<double> us;
+        for (int r = 0; r < reps; ++r) {
+            arbor::gpu::MkW dw{};
+            dw.data = dwm + size_t(next++ % copies) * size_t(E * mat);
+            dw.row_bytes = rb;
+            dw.mat_bytes = mat;
+            dw.rows = rows;
+            dw.cols = nf;
+            dw.type = int(arbor::TensorType::IQ4_XS);
+            DownLevel L{dP, dw, rows / 2, out + pass * 2 * rows, t};
+            down_level<<<blocks, kThreads>>>(L);
+            if (!ok(hipDeviceSynchronize(), "down level") ||
+                !ok(hipMemcpy(th.data(), t, size_t(2 * blocks) * 8, hipMemcpyDeviceToHost), "clocks"))
+                return 1;
+            us.push_back(span_us(th, blocks));
+        }
+        std::sort(us.begin(), us.end());
+        res[pass].resize(size_t(2 * rows));
+        if (!ok(hipMemcpy(res[pass].data(), out + pass * 2 * rows, size_t(2 * rows) * 4, hipMemcpyDeviceToHost), "out")) return 1;
+        std::printf("%-56s %10.2f\n", "expert_down_slots, cold (us)", us[us.size() / 2]);
+    }
+    long long differ = 0;
+    for (size_t i = 0; i < res[0].size(); ++i) differ += std::memcmp(&res[0][i], &res[1][i], 4) != 0;
+    std::printf("bits: %lld of %lld outputs differ%s\n", differ, 2 * rows, differ ? "" : " (identical)");
+    hipFree(dwm);
+    hipFree(dq);
+    hipFree(dr);
+    hipFree(dwt);
+    hipFree(out);
+    hipFree(t);
+    hipFree(dP);
+    return differ ? 3 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--down")) return run_down(7);
     // The qwen3-4b gated FFN level by default: 9728 rows of 2560 Q4_K (1440 bytes) in each of
     // gate and up; --rows and --n change the shape, --reps the repetitions (the median is shown).
     long long rows = 9728, n = 2560;
