@@ -221,6 +221,18 @@ __global__ void __launch_bounds__(kThreads, 2) down_level(DownLevel L) {
     }
 }
 
+// --smem K: the row-dot kernels launch with K KiB of dynamic shared memory a workgroup (unused),
+// as the megakernel reserves its arena: the L1 keeps what the shared memory leaves of the SM's
+// 256 KiB, so this shows what the arena's share costs the row dots.
+int g_smem_kib = 0;
+
+template <class Kernel>
+bool smem_attr(Kernel k) {
+    return g_smem_kib <= 48 ||
+           ok(hipFuncSetAttribute(reinterpret_cast<const void*>(k), hipFuncAttributeMaxDynamicSharedMemorySize, g_smem_kib * 1024),
+              "dynamic shared memory");
+}
+
 int run_down(int reps) {
     using arbor::quant::BlockQ8A;
     hipDeviceProp_t prop{};
@@ -291,7 +303,7 @@ int run_down(int reps) {
             dw.cols = nf;
             dw.type = int(arbor::TensorType::IQ4_XS);
             DownLevel L{dP, dw, rows / 2, out + pass * 2 * rows, t};
-            down_level<<<blocks, kThreads>>>(L);
+            down_level<<<blocks, kThreads, size_t(g_smem_kib) * 1024>>>(L);
             if (!ok(hipDeviceSynchronize(), "down level") ||
                 !ok(hipMemcpy(th.data(), t, size_t(2 * blocks) * 8, hipMemcpyDeviceToHost), "clocks"))
                 return 1;
@@ -319,6 +331,10 @@ int run_down(int reps) {
 
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--smem") && i + 1 < argc) g_smem_kib = std::atoi(argv[i + 1]);
+    if (!smem_attr(down_level) || !smem_attr(real_level<2, true>) || !smem_attr(real_level<2>) || !smem_attr(real_level<4>))
+        return 1;
+    for (int i = 1; i < argc; ++i)
         if (!std::strcmp(argv[i], "--down")) return run_down(7);
     // The qwen3-4b gated FFN level by default: 9728 rows of 2560 Q4_K (1440 bytes) in each of
     // gate and up; --rows and --n change the shape, --reps the repetitions (the median is shown).
@@ -326,6 +342,7 @@ int main(int argc, char** argv) {
     int reps = 5, regions = 8;
     bool managed = false;
     for (int i = 1; i < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--smem")) continue;  // (read above, with its value)
         if (!std::strcmp(argv[i], "--managed")) {  // weights in managed memory (as the KV pages are)
             managed = true;
             --i;
@@ -385,9 +402,10 @@ int main(int argc, char** argv) {
             const uint8_t* base = w + region * (next_region++ % regions);
             Level L{base, base + mat, xq, row_bytes, n, rows, wpb, out, t};
             for (int k = warm ? 0 : 1; k < 2; ++k) {  // warm: read once just before (its rows in the L2)
-                if (real == 3) real_level<2, true><<<blocks, kThreads>>>(L);
-                else if (real == 2) real_level<2><<<blocks, kThreads>>>(L);
-                else if (real == 4) real_level<4><<<blocks, kThreads>>>(L);
+                const size_t sm = size_t(g_smem_kib) * 1024;
+                if (real == 3) real_level<2, true><<<blocks, kThreads, sm>>>(L);
+                else if (real == 2) real_level<2><<<blocks, kThreads, sm>>>(L);
+                else if (real == 4) real_level<4><<<blocks, kThreads, sm>>>(L);
                 else if (nc) row_level<true><<<blocks, kThreads>>>(L);
                 else row_level<false><<<blocks, kThreads>>>(L);
             }
