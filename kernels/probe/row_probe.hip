@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K] [--regions G] [--managed]\n");
+            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K] [--regions G] [--managed] [--smem KIB] | --down [--smem KIB]\n");
             return 2;
         }
     }
