@@ -644,9 +644,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             }
             case plan::Op::ExpertGatedFfn:
                 if (expert_major) {  // (expert, row) items, every pair routed to the expert
-                    gpu::MkModelStage b = a;
-                    b.by_expert = 1;
-                    st.push_back({gpu::kOpExpertGatedFfn, E * c.n_ff_exp, b, " by expert", &s});
+                    st.push_back({gpu::kOpExpertGatedFfnMajor, E * c.n_ff_exp, a, " by expert", &s});
                     if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                     break;
                 }
@@ -659,10 +657,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::ExpertDownAdd:
                 if (expert_major) {  // (expert, row pair) dots into YE, then the slot-order combine
-                    gpu::MkModelStage b = a;
-                    b.by_expert = 1;
-                    st.push_back({gpu::kOpExpertDownDots, E * ((c.n_embd + 1) / 2), b, " by expert", &s});
-                    st.push_back({gpu::kOpExpertDownAdd, T * ((c.n_embd + 31) / 32), b, " combine", &s});
+                    st.push_back({gpu::kOpExpertDownMajor, E * ((c.n_embd + 1) / 2), a, " by expert", &s});
+                    st.push_back({gpu::kOpExpertDownCombine, T * ((c.n_embd + 31) / 32), a, " combine", &s});
                     break;
                 }
                 if (down_split && T <= gpu::kMkDownSplitTokens) {  // (row pair, slot) items, the combine as their tail

@@ -112,7 +112,11 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             // A one-token pass's row dots as lean loops (mk_lean.hpp).
             mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane);
 #endif
-        } else if (st.op >= kOpEmbed && st.op <= kOpExpertDownAdd) {
+        } else if ((st.op >= kOpEmbed && st.op <= kOpExpertDownAdd)
+#if ARBOR_MK_EXPERT_MAJOR
+                   || (st.op >= kOpExpertGatedFfnMajor && st.op <= kOpExpertDownCombine)
+#endif
+        ) {
             // (The same loop as mk_flashnext_stage's: written out here, since a shared template
             // taking the item as a lambda was compiled as a function of its own, with spills.)
             const bool timed = mk_phase_flag();
@@ -250,6 +254,9 @@ static const char* mk_op_name(int op) {
     case kOpMatMulAddTile: return "matmul_add_tile";
     case kOpGatedFfnTile: return "gated_ffn_tile";
     case kOpQkvDotsTile: return "qkv_dots_tile";
+    case kOpExpertGatedFfnMajor: return "expert_gated_ffn_major";
+    case kOpExpertDownMajor: return "expert_down_major";
+    case kOpExpertDownCombine: return "expert_down_combine";
     case kOpFnEmbedHc: return "fn_embed_hc";
     case kOpFnHcDots: return "fn_hc_dots";
     case kOpFnHcFinish: return "fn_hc_finish";

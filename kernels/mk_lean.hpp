@@ -177,7 +177,7 @@ __device__ inline void down_typed(long long items, long long gwarp, long long wa
 // The same answer in every warp.
 __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
     const MkPass& P = *s.pass;
-    if (P.n_tokens != 1 || s.dep_tail || s.by_expert) return false;
+    if (P.n_tokens != 1 || s.dep_tail) return false;
     switch (op) {
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);

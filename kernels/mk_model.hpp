@@ -148,6 +148,10 @@ enum MkModelOp : int {
     kOpMatMulAddTile = 25,  // MatMulAdd by 16-row x 8-token workgroup tiles      items: row tiles * token tiles
     kOpGatedFfnTile = 26,   // GatedFfn by 8-row x 8-token workgroup tiles        items: row tiles * token tiles
     kOpQkvDotsTile = 27,    // QkvDots by 16-row x 8-token workgroup tiles        items: row tiles * token tiles
+    // ARBOR_MK_EXPERT_MAJOR: the expert FFN of a pass of many tokens by (expert, row) items.
+    kOpExpertGatedFfnMajor = 28,  // HE row r of every pair routed to expert e   items: n_expert * n_ff_exp
+    kOpExpertDownMajor = 29,      // YE[pair][2i, 2i+1] of every pair routed to e items: n_expert * ((n_embd + 1) / 2)
+    kOpExpertDownCombine = 30,    // X[t][r] += slot-order chain of YE, a row a lane  items: T * ceil(n_embd / 32)
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 
@@ -231,11 +235,6 @@ struct MkModelStage {
     // the norm and RoPE of a Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE
     // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
-    // ARBOR_MK_EXPERT_MAJOR: the expert FFN's items are (expert, row) instead of (token, slot,
-    // row): ExpertGatedFfn items e * n_ff_exp + r, ExpertDownDots items e * ((n_embd + 1) / 2) + i
-    // (into YE), ExpertDownAdd items t * ceil(n_embd / 32) + b (the slot-order combine of YE, a
-    // row a lane).
-    int by_expert;
 };
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
@@ -297,9 +296,10 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_EXPERT_MAJOR=1: in a pass of at least ARBOR_GPU_EXPERT_MAJOR_MIN tokens (environment,
 // default 16), the routed experts' gated FFN and down projection take one item per (expert, row)
 // (or row pair), which runs that row's dots for every (token, slot) pair routed to the expert,
-// in pair order (MkModelStage::by_expert; mk_model_ops.hpp). flashnext's down projection is an op
-// of its own (kOpFnMoeDownHcPost) and keeps its per-token items; its gated FFN takes these. An item of the (token, slot, row)
-// form read its expert's rows for one pair, so a pass of T tokens read each routed expert's rows
+// in pair order (kOpExpertGatedFfnMajor, kOpExpertDownMajor, kOpExpertDownCombine;
+// mk_model_ops.hpp). flashnext's down projection is an op of its own (kOpFnMoeDownHcPost) and
+// keeps its per-token items; its gated FFN takes these. An item of the (token, slot, row) form
+// read its expert's rows for one pair, so a pass of T tokens read each routed expert's rows
 // once per pair (the MoE's read50@229 profile: expert gated FFN 29 ms and expert down 32 ms of
 // 89), and the expert down ran a row pair's T x k slots in one item on half the grid's warps.
 // The dots are the same calls on the same rows and activations, the down's slot-order combine

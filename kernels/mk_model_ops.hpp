@@ -816,36 +816,15 @@ __device__ inline void mk_model_item(int op, const MkModelStage& s, long long it
     case kOpMatMulAdd: mk_matmul_add(P, s, item, lane); break;
     case kOpGatedFfn: mk_gated_ffn(P, s, item, lane); break;
     case kOpMatMulStore: mk_matmul_store(P, s, item, lane); break;
-    case kOpExpertGatedFfn:
-#if ARBOR_MK_EXPERT_MAJOR
-        if (s.by_expert) {
-            mk_expert_gated_ffn_major(P, s, item, lane);
-            break;
-        }
-#endif
-        mk_expert_gated_ffn(P, s, item, lane);
-        break;
-    case kOpExpertDownAdd:
-#if ARBOR_MK_EXPERT_MAJOR
-        if (s.by_expert) {
-            mk_expert_down_combine_rows(P, item, lane);
-            break;
-        }
-#endif
-        mk_expert_down_add(P, s, item, lane);
-        break;
-#if ARBOR_MK_DOWN_SPLIT || ARBOR_MK_EXPERT_MAJOR
-    case kOpExpertDownDots:
-#if ARBOR_MK_EXPERT_MAJOR
-        if (s.by_expert) {
-            mk_expert_down_major(P, s, item, lane);
-            break;
-        }
-#endif
+    case kOpExpertGatedFfn: mk_expert_gated_ffn(P, s, item, lane); break;
+    case kOpExpertDownAdd: mk_expert_down_add(P, s, item, lane); break;
 #if ARBOR_MK_DOWN_SPLIT
-        mk_expert_down_dots(P, s, item, lane);
+    case kOpExpertDownDots: mk_expert_down_dots(P, s, item, lane); break;
 #endif
-        break;
+#if ARBOR_MK_EXPERT_MAJOR
+    case kOpExpertGatedFfnMajor: mk_expert_gated_ffn_major(P, s, item, lane); break;
+    case kOpExpertDownMajor: mk_expert_down_major(P, s, item, lane); break;
+    case kOpExpertDownCombine: mk_expert_down_combine_rows(P, item, lane); break;
 #endif
     default: break;
     }

@@ -39,7 +39,6 @@ __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int s
     if (item >= st.items) return;
     const MkModelStage& s = st.model;
     const MkPass& P = *s.pass;
-    if (s.by_expert) return;  // (expert-major items: not item_rows's form)
     if (op == kOpExpertDownAdd) {
         if (sub >= P.n_tokens * P.d.n_used) return;
     } else if (sub != 0 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn)) {
