@@ -72,6 +72,7 @@ using hipDeviceAttribute_t = cudaDeviceAttr;
 #define hipGetSymbolAddress cudaGetSymbolAddress
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipFuncAttributePreferredSharedMemoryCarveout cudaFuncAttributePreferredSharedMemoryCarveout
 #define HIP_SYMBOL(x) x
 
 // ---- device side: HIP's maskless warp intrinsics are full-warp operations.

@@ -63,6 +63,9 @@ long long env_count(const char* name, long long def) {
 bool tile_type(TensorType t) {
     static const bool off = env_off("ARBOR_GPU_TILES");
     if (off) return false;
+#if defined(ARBOR_MK_SLIM_PROBE) && ARBOR_MK_SLIM_PROBE
+    return false;  // the measurement build's entry has no tiles (megakernel.hip)
+#endif
     return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
            t == TensorType::Q6_K || t == TensorType::IQ4_XS;
 }

@@ -58,9 +58,22 @@ Status MkRuntime::init() {
                           " KiB shared-memory arena (builds for sm_90 to sm_11x use it; build with CMAKE_CUDA_ARCHITECTURES "
                           "set to this GPU's architecture, or -DARBOR_MK_SMEM_FLOATS=10176 in CMAKE_CUDA_FLAGS)").c_str(),
                          e);
+    // ARBOR_GPU_CARVEOUT=P (an A/B switch, NVIDIA): the share of the SM's L1/shared-memory array, in
+    // percent, that the megakernel asks to be shared memory; the rest stays L1 cache, which the
+    // row dots' scattered loads and the spilled registers go through. Unset: the driver's choice.
+    if (const char* cv = std::getenv("ARBOR_GPU_CARVEOUT"); cv && *cv) {
+        char* end = nullptr;
+        const long pct = std::strtol(cv, &end, 10);
+        if (*end != '\0' || pct < 0 || pct > 100)
+            return make_error(std::string("ARBOR_GPU_CARVEOUT must be a percentage from 0 to 100, not '") + cv + "'");
+        if ((e = hipFuncSetAttribute(megakernel_entry(), hipFuncAttributePreferredSharedMemoryCarveout, int(pct))) != hipSuccess)
+            return hip_error("cannot set the megakernel's shared-memory carveout", e);
+    }
     if ((e = hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel_entry(), block_, kMkSmemDynamicBytes)) != hipSuccess)
         return hip_error("occupancy query failed", e);
     if (per_sm < 1) return make_error("the megakernel cannot be resident on this device");
+    if (const char* cv = std::getenv("ARBOR_GPU_CARVEOUT"); cv && *cv)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_CARVEOUT=%s: %d workgroups an SM\n", cv, per_sm);
     grid_ = per_sm * p.multiProcessorCount;
     int coop = 0;
     (void)hipDeviceGetAttribute(&coop, hipDeviceAttributeCooperativeLaunch, dev);

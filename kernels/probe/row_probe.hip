@@ -224,13 +224,17 @@ __global__ void __launch_bounds__(kThreads, 2) down_level(DownLevel L) {
 // --smem K: the row-dot kernels launch with K KiB of dynamic shared memory a workgroup (unused),
 // as the megakernel reserves its arena: the L1 keeps what the shared memory leaves of the SM's
 // 256 KiB, so this shows what the arena's share costs the row dots.
+// --carveout P asks for P percent of the SM's array as shared memory (the megakernel's
+// ARBOR_GPU_CARVEOUT), -1 (the default) leaves it to the driver.
 int g_smem_kib = 0;
+int g_carveout = -1;
 
 template <class Kernel>
 bool smem_attr(Kernel k) {
-    return g_smem_kib <= 48 ||
-           ok(hipFuncSetAttribute(reinterpret_cast<const void*>(k), hipFuncAttributeMaxDynamicSharedMemorySize, g_smem_kib * 1024),
-              "dynamic shared memory");
+    const void* f = reinterpret_cast<const void*>(k);
+    return (g_smem_kib <= 48 || ok(hipFuncSetAttribute(f, hipFuncAttributeMaxDynamicSharedMemorySize, g_smem_kib * 1024),
+                                   "dynamic shared memory")) &&
+           (g_carveout < 0 || ok(hipFuncSetAttribute(f, hipFuncAttributePreferredSharedMemoryCarveout, g_carveout), "carveout"));
 }
 
 int run_down(int reps) {
@@ -331,7 +335,10 @@ int run_down(int reps) {
 
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
+    {
         if (!std::strcmp(argv[i], "--smem") && i + 1 < argc) g_smem_kib = std::atoi(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--carveout") && i + 1 < argc) g_carveout = std::atoi(argv[i + 1]);
+    }
     if (!smem_attr(down_level) || !smem_attr(real_level<2, true>) || !smem_attr(real_level<2>) || !smem_attr(real_level<4>))
         return 1;
     for (int i = 1; i < argc; ++i)
@@ -342,7 +349,7 @@ int main(int argc, char** argv) {
     int reps = 5, regions = 8;
     bool managed = false;
     for (int i = 1; i < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--smem")) continue;  // (read above, with its value)
+        if (!std::strcmp(argv[i], "--smem") || !std::strcmp(argv[i], "--carveout")) continue;  // (read above, with its value)
         if (!std::strcmp(argv[i], "--managed")) {  // weights in managed memory (as the KV pages are)
             managed = true;
             --i;
@@ -357,7 +364,7 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K] [--regions G] [--managed] [--smem KIB] | --down [--smem KIB]\n");
+            std::fprintf(stderr, "usage: arbor-gpu-probe [--rows R] [--n N] [--reps K] [--regions G] [--managed] [--smem KIB] [--carveout P] | --down [--smem KIB] [--carveout P]\n");
             return 2;
         }
     }
