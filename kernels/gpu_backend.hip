@@ -640,7 +640,12 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 // twice the loads in flight (ARBOR_GPU_ROUTER_ROWS=0: two rows an item).
                 static const bool row_items = !env_off("ARBOR_GPU_ROUTER_ROWS");
                 r.row_items = row_items && (rt == TensorType::F32 || rt == TensorType::F16 || rt == TensorType::BF16);
-                st.push_back({gpu::kOpMatMulStore, r.row_items ? E : (E + 1) / 2, r, " logits", &s});
+                // A pass of many tokens: an item per token and row (pair), where an item walking
+                // the T tokens left most of the grid idle (ARBOR_GPU_ROUTER_TOKENS=0: the walk).
+                static const bool token_items = !env_off("ARBOR_GPU_ROUTER_TOKENS");
+                r.token_items = token_items ? 1 : 0;
+                const long long units = r.row_items ? E : (E + 1) / 2;
+                st.push_back({gpu::kOpMatMulStore, r.token_items ? units * T : units, r, " logits", &s});
                 st.push_back({gpu::kOpRouterSelect, T, a, " top-k", &s});
                 if (probe_repeat) st.push_back({gpu::kOpRouterSelect, T, a, " top-k again", &s});
                 break;

@@ -140,7 +140,7 @@ enum MkModelOp : int {
     kOpQuantize = 17,       // Q8A block of a buffer's row                       items: rows * width / 32
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
-    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2 (row_items: W rows)
+    kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2 (row_items: W rows; token_items: x tokens)
     kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
     kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: (n_embd + 1) / 2 * T * k
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
@@ -224,6 +224,7 @@ struct MkModelStage {
     int head_parts;      // AttnChunk, FnAttnChunk: items per chunk, each 1/head_parts of the group's q heads
     int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
     int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
+    int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
@@ -303,10 +304,16 @@ constexpr long long kMkDownSplitTokens = 8;
 // once per pair (the MoE's read50@229 profile: expert gated FFN 29 ms and expert down 32 ms of
 // 89), and the expert down ran a row pair's T x k slots in one item on half the grid's warps.
 // The dots are the same calls on the same rows and activations, the down's slot-order combine
-// the same fmaf chain (from the dots kept in YE), so the bits do not change. Prepared on
-// gpu-next16: compiled for sm_90 and gfx1151, not yet run.
+// the same fmaf chain (from the dots kept in YE), so the bits do not change. Measured on the
+// H200 (gpu-next17): exact, the MoE's read50@229 86.3 to 79.0 ms and prefill256@229 406.6 to
+// 348.8, decode unchanged; on by default on NVIDIA. AMD builds keep it off until a gfx1151 run
+// measures it (they compile it with -DARBOR_MK_EXPERT_MAJOR=1).
 #ifndef ARBOR_MK_EXPERT_MAJOR
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_EXPERT_MAJOR 1
+#else
 #define ARBOR_MK_EXPERT_MAJOR 0
+#endif
 #endif
 
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and

@@ -309,14 +309,23 @@ __device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long
 }
 
 // Router logits (out_buf kBufRouter, every token) or the LM head (kBufLogits, the n_out rows).
-// Item i: rows 2i and 2i+1 (the last item may have one).
+// Item i: rows 2i and 2i+1 (the last item may have one), for every token in turn. With
+// token_items (the router), item t * units + i takes token t's alone: the same dots, but a pass of
+// T tokens has T times the items instead of every item walking the T tokens.
 __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    const long long n_in = s.out_buf == kBufLogits ? P.n_out : P.n_tokens;
+    long long t0 = 0, n_in = s.out_buf == kBufLogits ? P.n_out : P.n_tokens;
+    if (s.token_items) {
+        const long long units = s.row_items ? s.w.rows : (s.w.rows + 1) / 2;
+        t0 = item / units;
+        item %= units;
+        if (t0 >= n_in) return;
+        n_in = t0 + 1;
+    }
     float* out = s.out_buf == kBufLogits ? P.logits : P.router;
     if (s.row_items) {  // item r: row r alone, a float type (the router logits: gpu_backend.hip)
         const long long n = P.d.n_embd;
         const uint8_t* row = mkm::wrow(s.w, item);
-        for (long long t = 0; t < n_in; ++t) {
+        for (long long t = t0; t < n_in; ++t) {
             const float* x = P.xn + t * n;
             const float v = s.w.type == static_cast<int>(TensorType::F32)   ? warp_dot_float_deep<0>(row, x, n, lane)
                             : s.w.type == static_cast<int>(TensorType::F16) ? warp_dot_float_deep<1>(row, x, n, lane)
@@ -329,7 +338,7 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
     const bool two = r + 1 < s.w.rows;
     const uint8_t* row0 = mkm::wrow(s.w, r);
     const uint8_t* row1 = mkm::wrow(s.w, two ? r + 1 : r);
-    for (long long t = 0; t < n_in; ++t) {
+    for (long long t = t0; t < n_in; ++t) {
         float v0, v1;
         warp_dot_row2(s.w.type, row0, row1, P.xn + t * n, P.xq + t * (n / 32), n, lane, &v0, &v1);
         if (lane == 0) {
@@ -609,18 +618,36 @@ __device__ inline void expert_down_combine(const MkPass& P, long long t, long lo
 namespace mkm {
 
 // f(pair) for every (token, slot) pair routed to expert e, in pair order, in every lane of the
-// warp: the routes are read 32 at a time (lane j pair p0 + j) and a ballot gives each group's
-// matches. A pass's T x k routes are a few KiB, read by every item from the L1 or the L2.
+// warp. The routes are read kScan x 32 at a time, all of a round's loads issued before any is
+// used (lane j holds pairs c0 + 32 i + j), and a ballot per group gives its matches; lane i keeps
+// group i's mask, which the walk takes by shuffle. (One load per 32 pairs in turn, each waiting
+// for the L2, took an item about 8 us at 400 pairs.) A pass's T x k routes are a few KiB.
 template <class F>
 __device__ inline void for_pairs_of(const MkPass& P, long long e, int lane, F f) {
+    constexpr int kScan = 16;
     const long long TK = P.n_tokens * P.d.n_used;
-    for (long long p0 = 0; p0 < TK; p0 += 32) {
-        const long long p = p0 + lane;
-        unsigned m = arbor_ballot(p < TK && P.route_idx[p] == e);
-        while (m != 0u) {
-            const int b = __ffs(static_cast<int>(m)) - 1;
-            m &= m - 1u;
-            f(p0 + b);
+    for (long long c0 = 0; c0 < TK; c0 += 32 * kScan) {
+        int id[kScan];
+#pragma unroll
+        for (int i = 0; i < kScan; ++i) {
+            const long long p = c0 + 32 * i + lane;
+            id[i] = p < TK ? P.route_idx[p] : -1;
+        }
+        unsigned mine = 0u;  // lane i: group i's mask
+#pragma unroll
+        for (int i = 0; i < kScan; ++i) {
+            const unsigned m = arbor_ballot(id[i] == e);
+            if (lane == i) mine = m;
+        }
+        const unsigned any = arbor_ballot(mine != 0u);  // the groups with a match
+        for (unsigned g = any; g != 0u; g &= g - 1u) {
+            const int i = __ffs(static_cast<int>(g)) - 1;
+            unsigned m = static_cast<unsigned>(__shfl(static_cast<int>(mine), i));
+            while (m != 0u) {
+                const int b = __ffs(static_cast<int>(m)) - 1;
+                m &= m - 1u;
+                f(c0 + 32 * i + b);
+            }
         }
     }
 }
@@ -782,6 +809,7 @@ __device__ inline ItemRows item_rows(int op, const MkPass& P, const MkModelStage
         const QkvRow q = qkv_row(P.d, mk_layer(P, s), 2 * item);
         set(q.w, q.rr, q.w, q.rr + 1);
     } else if (op == kOpMatMulAdd || op == kOpMatMulStore) {
+        if (op == kOpMatMulStore && s.token_items) item %= s.row_items ? s.w.rows : (s.w.rows + 1) / 2;
         const long long r = op == kOpMatMulStore && s.row_items ? item : 2 * item;
         set(s.w, r, s.w, r + 1 < s.w.rows && !(op == kOpMatMulStore && s.row_items) ? r + 1 : r);
     } else if (op == kOpGatedFfn) {
