@@ -276,6 +276,51 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
 }
 
+// R rows against A activations (xq[0..A), each n / 32 Q8A blocks) in one pass over the
+// sub-blocks: v[i * A + j] is row i against activation j, and each of the R x A lane
+// accumulators sees exactly warp_dot_quant_rows's sequence for its row and activation (the same
+// terms, the same lane_accumulate chain, the same warp_combine), so the bits are those of the
+// single dots. A routed expert's rows against several pairs' activations: the weights' words are
+// unpacked once a step and all A activations' loads are in flight together.
+template <class Fmt, int R, int A, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
+__device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+                                                int lane, float* v) {
+    float a[R * A];
+#pragma unroll
+    for (int k = 0; k < R * A; ++k) a[k] = 0.0f;
+    const long long subs = n / 32;
+    for (long long b = lane; b < subs; b += 32) {
+        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
+        const int sb = int(b % Fmt::kSubs);
+        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas && mkw::Wide<Fmt>::kHas) {
+            Q8AWords x[A];
+#pragma unroll
+            for (int j = 0; j < A; ++j) x[j] = load_q8a(xq[j] + b);
+            quant::blocks::PackedSub u[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int j = 0; j < A; ++j)
+                    a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                        a[i * A + j], quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum),
+                        x[j].d);
+        } else {
+#pragma unroll
+            for (int j = 0; j < A; ++j) {
+                quant::blocks::SubTerms t[R];
+#pragma unroll
+                for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[j][b]);
+#pragma unroll
+                for (int i = 0; i < R; ++i) a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], t[i], xq[j][b].d);
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < R * A; ++k) v[k] = warp_combine(a[k]);
+}
+
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
 // xf(x[i]), continued from acc: over i = lane, lane + 32, ... < n in order,
 // acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Sixteen (then eight) elements' loads are in flight
@@ -363,6 +408,24 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
     case TensorType::IQ4_NL: warp_dot_quant_rows<IQ4_NL, R>(w, xq, n, lane, v); return true;
     case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, R>(w, xq, n, lane, v); return true;
     case TensorType::MXFP4: warp_dot_quant_rows<MXFP4, R>(w, xq, n, lane, v); return true;
+    default: return false;
+    }
+}
+
+// warp_dot_quant_rows_acts for the formats routed experts ship in (IQ4_XS, Q4_K, Q5_K, Q6_K,
+// Q8_0, Q4_0): false (nothing computed) for the others, whose callers take one activation at a
+// time (the code of every format twice would grow the megakernel for formats experts rarely use).
+template <int R, int A>
+__device__ inline bool warp_dot_rows_q8_acts(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
+                                             long long n, int lane, float* v) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: warp_dot_quant_rows_acts<Q4_0, R, A>(w, xq, n, lane, v); return true;
+    case TensorType::Q8_0: warp_dot_quant_rows_acts<Q8_0, R, A>(w, xq, n, lane, v); return true;
+    case TensorType::Q4_K: warp_dot_quant_rows_acts<Q4_K, R, A>(w, xq, n, lane, v); return true;
+    case TensorType::Q5_K: warp_dot_quant_rows_acts<Q5_K, R, A>(w, xq, n, lane, v); return true;
+    case TensorType::Q6_K: warp_dot_quant_rows_acts<Q6_K, R, A>(w, xq, n, lane, v); return true;
+    case TensorType::IQ4_XS: warp_dot_quant_rows_acts<IQ4_XS, R, A>(w, xq, n, lane, v); return true;
     default: return false;
     }
 }

@@ -225,6 +225,7 @@ struct MkModelStage {
     int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
     int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
     int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
+    int pair_batch;      // ExpertGatedFfnMajor, ExpertDownMajor: routed pairs a dot takes at once (1 or 2)
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
