@@ -63,9 +63,6 @@ long long env_count(const char* name, long long def) {
 bool tile_type(TensorType t) {
     static const bool off = env_off("ARBOR_GPU_TILES");
     if (off) return false;
-#if defined(ARBOR_MK_SLIM_PROBE) && ARBOR_MK_SLIM_PROBE
-    return false;  // the measurement build's entry has no tiles (megakernel.hip)
-#endif
     return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
            t == TensorType::Q6_K || t == TensorType::IQ4_XS;
 }
@@ -541,10 +538,12 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             // (default 16; 0 turns it off) take the expert FFN by (expert, row) items.
             static const long long major_min = ARBOR_MK_EXPERT_MAJOR ? env_count("ARBOR_GPU_EXPERT_MAJOR_MIN", 16) : 0;
             const bool expert_major = major_min > 0 && T >= major_min && !(down_split && T <= gpu::kMkDownSplitTokens);
+#if ARBOR_MK_EXPERT_PAIRS
             // Expert-major items take their expert's pairs two at a time (one pass over the rows for
             // both pairs' dots; ARBOR_GPU_EXPERT_PAIRS=1: one pair at a time).
             static const int pair_batch = env_count("ARBOR_GPU_EXPERT_PAIRS", 2) == 1 ? 1 : 2;
             a.pair_batch = pair_batch;
+#endif
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
             // ARBOR_MK_FOLD_FINISH builds: a one-token pass's Q/K/V finish runs in its attention

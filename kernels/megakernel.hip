@@ -44,20 +44,9 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
     ++*n_events;
 }
 
-// ARBOR_MK_SLIM_PROBE=1 (a measurement build, not for use): the entry without flashnext's ops
-// and the prefill tiles (gpu_backend.hip then plans no tiles), to measure what the code of ops a
-// pass never runs costs the ops it does run (the instruction cache, the entry's registers).
-// flashnext models fail there with a bad-op report.
-#ifndef ARBOR_MK_SLIM_PROBE
-#define ARBOR_MK_SLIM_PROBE 0
-#endif
-
 // The ops whose items a whole workgroup runs (mk_block_ops.hpp, mk_tile_ops.hpp, flashnext's
 // sparse chunk; the router select, whose warp 0 uses the arena), and their dispatch.
 __device__ inline bool mk_is_workgroup_op(int op) {
-#if ARBOR_MK_SLIM_PROBE
-    return op == kOpRmsNorm || op == kOpRouterSelect || op == kOpAttnChunk || op == kOpAttnCombine;
-#endif
     return op == kOpRmsNorm || op == kOpRouterSelect || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
            op == kOpFnHcDots || op == kOpFnHcFinish || op == kOpFnIdxSelect || op == kOpFnAttnCombine ||
            op == kOpMatMulAddTile || op == kOpGatedFfnTile || op == kOpQkvDotsTile;
@@ -72,7 +61,6 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
         break;
     case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
     case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
-#if !ARBOR_MK_SLIM_PROBE
     case kOpFnAttnChunk: mk_fn_attn_chunk_block(P, s, item, smem); break;
     case kOpFnHcDots: mk_fn_hc_dots_block(P, s, item, smem); break;
     case kOpFnHcFinish: mk_fn_hc_finish_block(P, s, item, smem); break;
@@ -81,7 +69,6 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     case kOpMatMulAddTile: mk_matmul_add_tile(P, s, item, smem); break;
     case kOpGatedFfnTile: mk_gated_ffn_tile(P, s, item, smem); break;
     case kOpQkvDotsTile: mk_qkv_dots_tile(P, s, item, smem); break;
-#endif
     default: break;
     }
 }
@@ -144,10 +131,8 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
 #if ARBOR_MK_DEP_TAILS
             if (st.model.dep_tail) mk_dep_tail(st.op, st.model, st.items, gwarp, warps, lane);
 #endif
-#if !ARBOR_MK_SLIM_PROBE
         } else if (st.op >= kOpFnEmbedHc && st.op <= kOpFnLast) {
             mk_flashnext_stage(st, gwarp, warps, lane);
-#endif
         } else if (gwarp == 0 && lane == 0) {
             mk_report(sync, kMkBadOp, stage_index, level, kWaitNone, 0);
         }

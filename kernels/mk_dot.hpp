@@ -412,21 +412,28 @@ __device__ inline bool warp_dot_rows_q8(int type, const uint8_t* const* w, const
     }
 }
 
-// warp_dot_quant_rows_acts for the formats routed experts ship in (IQ4_XS, Q4_K, Q5_K, Q6_K,
-// Q8_0, Q4_0): false (nothing computed) for the others, whose callers take one activation at a
-// time (the code of every format twice would grow the megakernel for formats experts rarely use).
+// The formats warp_dot_rows_q8_acts covers: those routed experts ship in (IQ4_XS, Q4_K, Q5_K,
+// Q6_K, Q8_0, Q4_0). Callers take the others one activation at a time (every format's code twice
+// would grow the megakernel for formats experts rarely use).
+__device__ inline bool warp_dot_acts_type(int type) {
+    const TensorType t = static_cast<TensorType>(type);
+    return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K ||
+           t == TensorType::Q6_K || t == TensorType::IQ4_XS;
+}
+
+// warp_dot_quant_rows_acts for a row type that warp_dot_acts_type names (others: nothing computed).
 template <int R, int A>
-__device__ inline bool warp_dot_rows_q8_acts(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
+__device__ inline void warp_dot_rows_q8_acts(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
                                              long long n, int lane, float* v) {
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
-    case TensorType::Q4_0: warp_dot_quant_rows_acts<Q4_0, R, A>(w, xq, n, lane, v); return true;
-    case TensorType::Q8_0: warp_dot_quant_rows_acts<Q8_0, R, A>(w, xq, n, lane, v); return true;
-    case TensorType::Q4_K: warp_dot_quant_rows_acts<Q4_K, R, A>(w, xq, n, lane, v); return true;
-    case TensorType::Q5_K: warp_dot_quant_rows_acts<Q5_K, R, A>(w, xq, n, lane, v); return true;
-    case TensorType::Q6_K: warp_dot_quant_rows_acts<Q6_K, R, A>(w, xq, n, lane, v); return true;
-    case TensorType::IQ4_XS: warp_dot_quant_rows_acts<IQ4_XS, R, A>(w, xq, n, lane, v); return true;
-    default: return false;
+    case TensorType::Q4_0: warp_dot_quant_rows_acts<Q4_0, R, A>(w, xq, n, lane, v); return;
+    case TensorType::Q8_0: warp_dot_quant_rows_acts<Q8_0, R, A>(w, xq, n, lane, v); return;
+    case TensorType::Q4_K: warp_dot_quant_rows_acts<Q4_K, R, A>(w, xq, n, lane, v); return;
+    case TensorType::Q5_K: warp_dot_quant_rows_acts<Q5_K, R, A>(w, xq, n, lane, v); return;
+    case TensorType::Q6_K: warp_dot_quant_rows_acts<Q6_K, R, A>(w, xq, n, lane, v); return;
+    case TensorType::IQ4_XS: warp_dot_quant_rows_acts<IQ4_XS, R, A>(w, xq, n, lane, v); return;
+    default: return;
     }
 }
 

@@ -11,6 +11,18 @@
 
 #include <cstdint>
 
+// ARBOR_MK_EXPERT_PAIRS=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major gated-FFN items take
+// their expert's routed pairs two at a time, both pairs' dots in one pass over the rows
+// (warp_dot_quant_rows_acts, each output the single dot's bits), in a function of its own
+// (mk_expert_gated_ffn_major_pairs); ARBOR_GPU_EXPERT_PAIRS=1 at run time: one at a time.
+// Measured on the H200 with the down items paired as well (gpu-next17, docs/BENCHMARKS.md call 6,
+// 7a723bd): exact; the gated item 6.6 to 6.0 us, but the down item 4.2 to 5.5, and inlined pair
+// code spilled and slowed the one-pair paths. This form (the gated FFN only, not inlined) is
+// compiled, not yet run; off by default.
+#ifndef ARBOR_MK_EXPERT_PAIRS
+#define ARBOR_MK_EXPERT_PAIRS 0
+#endif
+
 namespace arbor::quant {
 struct BlockQ8A;
 }
@@ -225,7 +237,9 @@ struct MkModelStage {
     int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
     int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
     int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
+#if ARBOR_MK_EXPERT_PAIRS
     int pair_batch;      // ExpertGatedFfnMajor, ExpertDownMajor: routed pairs a dot takes at once (1 or 2)
+#endif
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore

@@ -652,6 +652,7 @@ __device__ inline void for_pairs_of(const MkPass& P, long long e, int lane, F f)
     }
 }
 
+#if ARBOR_MK_EXPERT_PAIRS
 // for_pairs_of in twos: f2(p, q) for consecutive matches, f1(p) for an odd last one.
 template <class F2, class F1>
 __device__ inline void for_pair_twos_of(const MkPass& P, long long e, int lane, F2 f2, F1 f1) {
@@ -666,21 +667,56 @@ __device__ inline void for_pair_twos_of(const MkPass& P, long long e, int lane, 
     });
     if (pend >= 0) f1(pend);
 }
+#endif
 
 }  // namespace mkm
 
+#if ARBOR_MK_EXPERT_PAIRS
+// The gated FFN's item with its expert's pairs two at a time: both pairs' dots in one pass over
+// the gate and up rows (warp_dot_rows_q8_acts, each output the single dot's bits), an odd last
+// pair alone; for the formats warp_dot_acts_type names. A function of its own, so that the rest
+// of the entry compiles as without it.
+__device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, const MkLayerW& L, long long e, long long r,
+                                                             int lane) {
+    const MkDims& d = P.d;
+    const long long nfe = d.n_ff_exp, xb = d.n_embd / 32;
+    const uint8_t* w[2] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e)};
+    mkm::for_pair_twos_of(
+        P, e, lane,
+        [&](long long p, long long q) {
+            const quant::BlockQ8A* xq[2] = {P.xq + (p / d.n_used) * xb, P.xq + (q / d.n_used) * xb};
+            float v[4];  // gate p, gate q, up p, up q
+            warp_dot_rows_q8_acts<2, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
+            if (lane == 0) {
+                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[2]);
+                P.he[q * nfe + r] = num::mul_rn(num::silu(v[1]), v[3]);
+            }
+        },
+        [&](long long p) {
+            const long long t = p / d.n_used;
+            float g, u;
+            warp_dot_row2(L.gate_exps.type, w[0], w[1], P.xn + t * d.n_embd, P.xq + t * xb, d.n_embd, lane, &g, &u);
+            if (lane == 0) P.he[p * nfe + r] = num::mul_rn(num::silu(g), u);
+        });
+}
+#endif
+
 // Item e * n_ff_exp + r: HE row r of every (token, slot) pair routed to expert e, each computed as
 // mk_expert_gated_ffn computes it for item pair * n_ff_exp + r (the same dots, the same store).
-// The expert's two rows are read from memory once and then from the L1 for the later pairs. With
-// pair_batch 2, two pairs' dots run in one pass over the rows (warp_dot_rows_q8_acts: each
-// output the single dot's bits), for the formats it covers when gate and up share one.
+// The expert's two rows are read from memory once and then from the L1 for the later pairs.
 __device__ inline void mk_expert_gated_ffn_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
     const long long nfe = d.n_ff_exp, e = item / nfe, r = item % nfe;
+#if ARBOR_MK_EXPERT_PAIRS
+    if (s.pair_batch == 2 && L.gate_exps.type == L.up_exps.type && warp_dot_acts_type(L.gate_exps.type)) {
+        mk_expert_gated_ffn_major_pairs(P, L, e, r, lane);
+        return;
+    }
+#endif
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
     const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
-    auto one = [&](long long pair) {
+    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
         const long long t = pair / d.n_used;
         float g, u;
         if (L.gate_exps.type == L.up_exps.type) {
@@ -690,33 +726,12 @@ __device__ inline void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
             u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
         }
         if (lane == 0) P.he[pair * nfe + r] = num::mul_rn(num::silu(g), u);
-    };
-    if (s.pair_batch == 2 && L.gate_exps.type == L.up_exps.type) {
-        mkm::for_pair_twos_of(
-            P, e, lane,
-            [&](long long p, long long q) {
-                const uint8_t* w[2] = {gr, ur};
-                const quant::BlockQ8A* xq[2] = {P.xq + (p / d.n_used) * (d.n_embd / 32), P.xq + (q / d.n_used) * (d.n_embd / 32)};
-                float v[4];  // gate p, gate q, up p, up q
-                if (warp_dot_rows_q8_acts<2, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v)) {
-                    if (lane == 0) {
-                        P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[2]);
-                        P.he[q * nfe + r] = num::mul_rn(num::silu(v[1]), v[3]);
-                    }
-                } else {
-                    one(p);
-                    one(q);
-                }
-            },
-            one);
-    } else {
-        mkm::for_pairs_of(P, e, lane, one);
-    }
+    });
 }
 
 // Item e * ((n_embd + 1) / 2) + i: rows 2i and 2i+1 of expert e's down projection against every
 // pair routed to it, unweighted, into YE[pair] (expert_down_slots's dots of that slot: the same
-// warp_dot_row2 on the same rows and HE blocks; with pair_batch 2, two pairs in one pass as above).
+// warp_dot_row2 on the same rows and HE blocks).
 __device__ inline void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkW& dw = mk_layer(P, s).down_exps;
@@ -724,37 +739,15 @@ __device__ inline void mk_expert_down_major(const MkPass& P, const MkModelStage&
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
     const uint8_t* w1 = mkm::wrow(dw, two ? r + 1 : r, e);
-    auto store = [&](long long pair, float y0, float y1) {
+    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
+        float y0, y1;
+        warp_dot_row2(dw.type, w0, w1, P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &y0, &y1);
         if (lane == 0) {
             float* y = P.ye + pair * d.n_embd + r;
             y[0] = y0;
             if (two) y[1] = y1;
         }
-    };
-    auto one = [&](long long pair) {
-        float y0, y1;
-        warp_dot_row2(dw.type, w0, w1, P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &y0, &y1);
-        store(pair, y0, y1);
-    };
-    if (s.pair_batch == 2) {
-        mkm::for_pair_twos_of(
-            P, e, lane,
-            [&](long long p, long long q) {
-                const uint8_t* w[2] = {w0, w1};
-                const quant::BlockQ8A* xq[2] = {P.heq + p * (nf / 32), P.heq + q * (nf / 32)};
-                float v[4];  // row 0 p, row 0 q, row 1 p, row 1 q
-                if (warp_dot_rows_q8_acts<2, 2>(dw.type, w, xq, nf, lane, v)) {
-                    store(p, v[0], v[2]);
-                    store(q, v[1], v[3]);
-                } else {
-                    one(p);
-                    one(q);
-                }
-            },
-            one);
-    } else {
-        mkm::for_pairs_of(P, e, lane, one);
-    }
+    });
 }
 
 // Item t * ceil(n_embd / 32) + b: rows 32 b + lane of token t, each X[t][r] += the slot-order
