@@ -546,6 +546,23 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
 #endif
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
+#if ARBOR_MK_ATTN_TOKENS
+            // A pass of many tokens over several chunks: a chunk item takes up to 16 rows of
+            // (token, head), so a whole earlier chunk's K and V are staged once for that many
+            // tokens (mk_attn_chunk_block), as far as the stage still holds a score tile and
+            // kMkStageFloats; ARBOR_GPU_ATTN_TOKENS=N caps the tokens (1: one a chunk item).
+            {
+                static const long long cap = env_count("ARBOR_GPU_ATTN_TOKENS", 16);
+                const int64_t gh = (c.n_head / c.n_head_kv) / std::max(1, a.head_parts);
+                int64_t nt = T > 1 && MC > 1 && a.head_parts <= 1 ? std::min<int64_t>(cap, 16 / gh) : 1;
+                auto fits = [&](int64_t rows) {
+                    const long long st = gpu::attn_stage_floats(rows, c.head_dim_k);
+                    return st >= gpu::kMkStageFloats && st >= gpu::attn_tile_cells(int(rows)) * (c.head_dim_k + 1);
+                };
+                while (nt > 1 && !fits(nt * gh)) --nt;
+                a.attn_tokens = int(std::max<int64_t>(nt, 1));
+            }
+#endif
             // ARBOR_MK_FOLD_FINISH builds: a one-token pass's Q/K/V finish runs in its attention
             // chunk items (no level of its own; ARBOR_GPU_FOLD_FINISH=0 gives the level back).
             static const bool fold_on = ARBOR_MK_FOLD_FINISH && !env_off("ARBOR_GPU_FOLD_FINISH");
@@ -645,8 +662,9 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 r.row_items = row_items && (rt == TensorType::F32 || rt == TensorType::F16 || rt == TensorType::BF16);
                 // A pass of many tokens: an item per token and row (pair), where an item walking
                 // the T tokens left most of the grid idle (ARBOR_GPU_ROUTER_TOKENS=0: the walk).
+                // A one-token pass keeps its items as they were (the same map either way).
                 static const bool token_items = !env_off("ARBOR_GPU_ROUTER_TOKENS");
-                r.token_items = token_items ? 1 : 0;
+                r.token_items = token_items && T > 1 ? 1 : 0;
                 const long long units = r.row_items ? E : (E + 1) / 2;
                 st.push_back({gpu::kOpMatMulStore, r.token_items ? units * T : units, r, " logits", &s});
                 st.push_back({gpu::kOpRouterSelect, T, a, " top-k", &s});

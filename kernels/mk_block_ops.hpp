@@ -295,11 +295,14 @@ struct AttnOut {
     long long g, t, ch;
     const Cells& cells;
     long long first;
-    int n, h0, gh;
+    int n, h0, gh;  // gh: the item's rows (nt tokens' ghq heads each with ARBOR_MK_ATTN_TOKENS)
     const float *sc, *ms, *ls;
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
+#if ARBOR_MK_ATTN_TOKENS
+    int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
+#endif
 };
 
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it).
@@ -399,12 +402,19 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 out[h * hdv + dd] = num::div_rn(fmaf(o[k], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
+#if !ARBOR_MK_ATTN_TOKENS
             float* part = P.attn_part + (((t * d.n_head_kv + g) * MC + ch) * group + h0) * (hdv + 2);
+#endif
 #pragma unroll
             for (int k = 0; k < kMaxHeads; ++k) {
                 const int h = slice + k * slices;
                 if (h >= gh) continue;
+#if ARBOR_MK_ATTN_TOKENS
+                const long long th = t + h / a.ghq;  // row h's token and head
+                float* r = P.attn_part + (((th * d.n_head_kv + g) * MC + ch) * group + h0 + h % a.ghq) * (hdv + 2);
+#else
                 float* r = part + h * (hdv + 2);
+#endif
                 r[dd] = o[k];
                 if (dd == 0) {
                     r[hdv] = ms[h];
@@ -487,7 +497,17 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 // far slower than their instruction counts).
 template <class Cells>
 __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
-                                        const Cells& cells, int n, int h0, int gh, float* smem) {
+                                        const Cells& cells, int n, int h0, int gh, float* smem
+#if ARBOR_MK_ATTN_TOKENS
+                                        , int nt = 1
+#endif
+) {
+#if ARBOR_MK_ATTN_TOKENS
+    // nt tokens t .. t + nt - 1 of one context, each with the chunk's n cells whole: rows
+    // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= 16, mk_attn_chunk_block).
+    const int ghq = gh;
+    gh *= nt;
+#endif
     const MkDims& d = P.d;
     const int group = static_cast<int>(d.n_head / d.n_head_kv);
     const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
@@ -510,8 +530,16 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             folded = true;
         }
 #endif
+#if ARBOR_MK_ATTN_TOKENS
+    if (!folded)
+        for (int i = tid; i < gh * hdk; i += kMkBlockThreads) {
+            const int tt = i / (ghq * hdk);  // token t + tt's heads follow token t's
+            qs[i] = qg[tt * d.n_head * hdk + i - tt * ghq * hdk];
+        }
+#else
     if (!folded)
         for (int i = tid; i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
+#endif
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
@@ -585,7 +613,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 4. o over the cells in order, V piece by piece, and the write: as many o registers as a
     // thread has heads (a decode item of one head holds one, not the sixteen of the widest case).
     const int hpt = (gh + kMkBlockThreads / hdv - 1) / (kMkBlockThreads / hdv);  // hdv <= 256 (host check)
+#if ARBOR_MK_ATTN_TOKENS
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
+#else
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+#endif
     if (hpt <= 1) attn_o_write<1>(out, pc);
     else if (hpt <= 2) attn_o_write<2>(out, pc);
     else if (hpt <= 4) attn_o_write<4>(out, pc);
@@ -612,6 +644,24 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     const long long pos = P.pos[it.t];
     if (it.ch > pos / mkm::kChunk) return;
     const long long first = it.ch * mkm::kChunk;
+#if ARBOR_MK_ATTN_TOKENS
+    // s.attn_tokens tokens a chunk item (a pass of many tokens over earlier chunks): when tokens
+    // tl .. tl + nt - 1 (tl = t rounded down to nt) are of one context and each sees the whole
+    // chunk, token tl's item runs all of them, K and V staged once, and the others' return. Every
+    // item of the group decides the same, from tl and ch alone. Each (token, head) row's scores,
+    // softmax, o and write are those of its own item (the rows are independent; pieces only
+    // stage), so the bits do not change.
+    if (const int nt = s.attn_tokens; nt > 1 && !s.direct && !s.fold_finish) {
+        const long long tl = it.t - it.t % nt;
+        bool whole = tl + nt <= P.n_tokens;
+        for (int k = 0; whole && k < nt; ++k)
+            whole = P.seq[tl + k] == P.seq[tl] && P.pos[tl + k] + 1 >= first + mkm::kChunk;
+        if (whole) {
+            if (it.t == tl) attn_chunk_cells(P, s, it.g, tl, it.ch, DenseCells{first}, mkm::kChunk, it.h0, it.gh, smem, nt);
+            return;
+        }
+    }
+#endif
     const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }

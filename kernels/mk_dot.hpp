@@ -292,20 +292,29 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
     for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
-        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas && mkw::Wide<Fmt>::kHas) {
+        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {  // warp_dot_quant_rows's wide path
             Q8AWords x[A];
 #pragma unroll
             for (int j = 0; j < A; ++j) x[j] = load_q8a(xq[j] + b);
-            quant::blocks::PackedSub u[R];
+            if constexpr (mkw::Wide<Fmt>::kHas) {  // the rows' words unpacked once for all A
+                quant::blocks::PackedSub u[R];
 #pragma unroll
-            for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
+                for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
 #pragma unroll
-            for (int i = 0; i < R; ++i)
+                for (int i = 0; i < R; ++i)
 #pragma unroll
-                for (int j = 0; j < A; ++j)
-                    a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                        a[i * A + j], quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum),
-                        x[j].d);
+                    for (int j = 0; j < A; ++j)
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                            a[i * A + j],
+                            quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum), x[j].d);
+            } else {
+#pragma unroll
+                for (int i = 0; i < R; ++i)
+#pragma unroll
+                    for (int j = 0; j < A; ++j)
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j]),
+                                                                                    x[j].d);
+            }
         } else {
 #pragma unroll
             for (int j = 0; j < A; ++j) {

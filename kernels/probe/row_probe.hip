@@ -334,10 +334,16 @@ int run_down(int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i)
-    {
-        if (!std::strcmp(argv[i], "--smem") && i + 1 < argc) g_smem_kib = std::atoi(argv[i + 1]);
-        if (!std::strcmp(argv[i], "--carveout") && i + 1 < argc) g_carveout = std::atoi(argv[i + 1]);
+    for (int i = 1; i < argc; ++i) {
+        const bool smem = !std::strcmp(argv[i], "--smem"), carve = !std::strcmp(argv[i], "--carveout");
+        if (!smem && !carve) continue;
+        char* end = nullptr;
+        const long v = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : -1;
+        if (i + 1 >= argc || *end != '\0' || end == argv[i + 1] || v < 0 || v > (smem ? 227 : 100)) {
+            std::fprintf(stderr, "arbor-gpu-probe: %s needs %s\n", argv[i], smem ? "KiB from 0 to 227" : "a percentage from 0 to 100");
+            return 2;
+        }
+        (smem ? g_smem_kib : g_carveout) = int(v);
     }
     if (!smem_attr(down_level) || !smem_attr(real_level<2, true>) || !smem_attr(real_level<2>) || !smem_attr(real_level<4>))
         return 1;
