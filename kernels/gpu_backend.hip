@@ -547,6 +547,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
 #if ARBOR_MK_ATTN_TOKENS
+            int64_t attn_nt = 1;  // tokens a dense chunk item takes
             // A pass of many tokens over several chunks: a chunk item takes up to 16 rows of
             // (token, head), so a whole earlier chunk's K and V are staged once for that many
             // tokens (mk_attn_chunk_block), as far as the stage still holds a score tile and
@@ -560,7 +561,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     return st >= gpu::kMkStageFloats && st >= gpu::attn_tile_cells(int(rows)) * (c.head_dim_k + 1);
                 };
                 while (nt > 1 && !fits(nt * gh)) --nt;
-                a.attn_tokens = int(std::max<int64_t>(nt, 1));
+                attn_nt = std::max<int64_t>(nt, 1);
             }
 #endif
             // ARBOR_MK_FOLD_FINISH builds: a one-token pass's Q/K/V finish runs in its attention
@@ -627,6 +628,14 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     one.direct = 1;
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, fold ? " one chunk+finish" : " one chunk", &s});
                 } else {
+#if ARBOR_MK_ATTN_TOKENS
+                    if (attn_nt > 1 && !fold) {  // items of attn_nt tokens (mk_attn_chunk_tokens)
+                        gpu::MkModelStage grouped = a;
+                        grouped.attn_tokens = int(attn_nt);
+                        st.push_back({gpu::kOpAttnChunk, c.n_head_kv * ((T + attn_nt - 1) / attn_nt) * MC * a.head_parts, grouped,
+                                      " chunks by tokens", &s});
+                    } else
+#endif
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, fold ? " chunks+finish" : " chunks", &s});
                     st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }

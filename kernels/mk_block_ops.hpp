@@ -639,29 +639,49 @@ __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, l
     return {c / (T * MC), (c / MC) % T, c % MC, static_cast<int>(item % parts) * gh, gh};
 }
 
+#if ARBOR_MK_ATTN_TOKENS
+// s.attn_tokens = nt > 1 (a pass of many tokens over several chunks; gpu_backend.hip): item
+// ((g * TG + tg) * max_chunks + ch) * parts + p takes tokens tl = tg * nt .. tl + nt - 1 (TG =
+// ceil(T / nt) groups) for chunk ch. When all nt are of one context and each sees the whole
+// chunk, one attn_chunk_cells runs them as nt x gh rows, K and V staged once; otherwise each
+// token that sees the chunk runs alone, in turn. Each (token, head) row's scores, softmax, o and
+// write are those of the one-token item (the rows are independent, and pieces only stage), so
+// the bits do not change. (Items of whole groups: an item per token with the group's work in
+// its first token's would leave workgroups that only ever drew the others idle.)
+__device__ inline void mk_attn_chunk_tokens(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    const long long T = P.n_tokens, MC = P.max_chunks, nt = s.attn_tokens, TG = (T + nt - 1) / nt;
+    const int parts = s.head_parts > 1 ? s.head_parts : 1;
+    const int gh = static_cast<int>(P.d.n_head / P.d.n_head_kv) / parts, h0 = static_cast<int>(item % parts) * gh;
+    const long long c = item / parts, g = c / (TG * MC), tl = (c / MC) % TG * nt, ch = c % MC;
+    const long long first = ch * mkm::kChunk, tn = tl + nt <= T ? nt : T - tl;
+    bool whole = tn == nt;
+    for (long long k = 0; whole && k < nt; ++k)
+        whole = P.seq[tl + k] == P.seq[tl] && P.pos[tl + k] + 1 >= first + mkm::kChunk;
+    if (whole) {
+        attn_chunk_cells(P, s, g, tl, ch, DenseCells{first}, mkm::kChunk, h0, gh, smem, static_cast<int>(nt));
+        return;
+    }
+    for (long long t = tl; t < tl + tn; ++t) {
+        const long long pos = P.pos[t];
+        if (ch > pos / mkm::kChunk) continue;
+        const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+        attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, n, h0, gh, smem);
+        __syncthreads();  // the arena is reused by the next token
+    }
+}
+#endif
+
 __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+#if ARBOR_MK_ATTN_TOKENS
+    if (s.attn_tokens > 1) {
+        mk_attn_chunk_tokens(P, s, item, smem);
+        return;
+    }
+#endif
     const ChunkItem it = chunk_item(P, s, item);
     const long long pos = P.pos[it.t];
     if (it.ch > pos / mkm::kChunk) return;
     const long long first = it.ch * mkm::kChunk;
-#if ARBOR_MK_ATTN_TOKENS
-    // s.attn_tokens tokens a chunk item (a pass of many tokens over earlier chunks): when tokens
-    // tl .. tl + nt - 1 (tl = t rounded down to nt) are of one context and each sees the whole
-    // chunk, token tl's item runs all of them, K and V staged once, and the others' return. Every
-    // item of the group decides the same, from tl and ch alone. Each (token, head) row's scores,
-    // softmax, o and write are those of its own item (the rows are independent; pieces only
-    // stage), so the bits do not change.
-    if (const int nt = s.attn_tokens; nt > 1 && !s.direct && !s.fold_finish) {
-        const long long tl = it.t - it.t % nt;
-        bool whole = tl + nt <= P.n_tokens;
-        for (int k = 0; whole && k < nt; ++k)
-            whole = P.seq[tl + k] == P.seq[tl] && P.pos[tl + k] + 1 >= first + mkm::kChunk;
-        if (whole) {
-            if (it.t == tl) attn_chunk_cells(P, s, it.g, tl, it.ch, DenseCells{first}, mkm::kChunk, it.h0, it.gh, smem, nt);
-            return;
-        }
-    }
-#endif
     const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }

@@ -23,12 +23,12 @@
 #define ARBOR_MK_EXPERT_PAIRS 0
 #endif
 
-// ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens, an attention chunk item takes up to
-// 16 / heads-an-item tokens of one context for a chunk each of them sees whole (the earlier
-// chunks of a read or prefill at depth), so the chunk's K and V are staged once for all of them
-// instead of once a token (mk_attn_chunk_block, attn_chunk_cells' rows; ARBOR_GPU_ATTN_TOKENS=N
-// at run time caps the tokens, 1: off). The bits do not change. Prepared on gpu-next17: compiled
-// for sm_90 and gfx1151, not yet run.
+// ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
+// takes up to 16 / heads-an-item consecutive tokens; when they are of one context and each sees
+// the chunk whole (the earlier chunks of a read or prefill at depth), the chunk's K and V are
+// staged once for all of them instead of once a token (mk_attn_chunk_tokens, attn_chunk_cells'
+// rows; ARBOR_GPU_ATTN_TOKENS=N at run time caps the tokens, 1: off). The bits do not change.
+// Prepared on gpu-next17: compiled for sm_90 and gfx1151, not yet run.
 #ifndef ARBOR_MK_ATTN_TOKENS
 #define ARBOR_MK_ATTN_TOKENS 0
 #endif
@@ -248,7 +248,7 @@ struct MkModelStage {
     int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
     int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
 #if ARBOR_MK_ATTN_TOKENS
-    int attn_tokens;     // AttnChunk: tokens a whole earlier chunk's item takes (1: one; mk_attn_chunk_block)
+    int attn_tokens;     // AttnChunk: tokens an item takes (1: one; mk_attn_chunk_tokens)
 #endif
 #if ARBOR_MK_EXPERT_PAIRS
     int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2)
