@@ -647,8 +647,9 @@ __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, l
 // token that sees the chunk runs alone, in turn. Each (token, head) row's scores, softmax, o and
 // write are those of the one-token item (the rows are independent, and pieces only stage), so
 // the bits do not change. (Items of whole groups: an item per token with the group's work in
-// its first token's would leave workgroups that only ever drew the others idle.)
-__device__ inline void mk_attn_chunk_tokens(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+// its first token's would leave workgroups that only ever drew the others idle.) Not inlined:
+// inlined into the entry, its loop raised the entry's spills from 392/636 to 624/1636 bytes.
+__device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const long long T = P.n_tokens, MC = P.max_chunks, nt = s.attn_tokens, TG = (T + nt - 1) / nt;
     const int parts = s.head_parts > 1 ? s.head_parts : 1;
     const int gh = static_cast<int>(P.d.n_head / P.d.n_head_kv) / parts, h0 = static_cast<int>(item % parts) * gh;
