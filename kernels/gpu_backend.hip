@@ -550,7 +550,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             int64_t attn_nt = 1;  // tokens a dense chunk item takes
             // A pass of many tokens over several chunks: a chunk item takes up to 16 rows of
             // (token, head), so a whole earlier chunk's K and V are staged once for that many
-            // tokens (mk_attn_chunk_block), as far as the stage still holds a score tile and
+            // tokens (mk_attn_chunk_tokens), as far as the stage still holds a score tile and
             // kMkStageFloats; ARBOR_GPU_ATTN_TOKENS=N caps the tokens (1: one a chunk item).
             {
                 static const long long cap = env_count("ARBOR_GPU_ATTN_TOKENS", 16);

@@ -504,7 +504,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 ) {
 #if ARBOR_MK_ATTN_TOKENS
     // nt tokens t .. t + nt - 1 of one context, each with the chunk's n cells whole: rows
-    // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= 16, mk_attn_chunk_block).
+    // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= 16, mk_attn_chunk_tokens).
     const int ghq = gh;
     gh *= nt;
 #endif
@@ -648,7 +648,8 @@ __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, l
 // write are those of the one-token item (the rows are independent, and pieces only stage), so
 // the bits do not change. (Items of whole groups: an item per token with the group's work in
 // its first token's would leave workgroups that only ever drew the others idle.) Not inlined:
-// inlined into the entry, its loop raised the entry's spills from 392/636 to 624/1636 bytes.
+// inlined into the entry (in a build with ARBOR_MK_EXPERT_PAIRS on as well), the entry's spills
+// rose from 392/636 to 624/1636 bytes.
 __device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     const long long T = P.n_tokens, MC = P.max_chunks, nt = s.attn_tokens, TG = (T + nt - 1) / nt;
     const int parts = s.head_parts > 1 ? s.head_parts : 1;
