@@ -554,7 +554,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             // kMkStageFloats; ARBOR_GPU_ATTN_TOKENS=N caps the tokens (1: one a chunk item).
             {
                 static const long long cap = env_count("ARBOR_GPU_ATTN_TOKENS", 16);
-                const int64_t gh = (c.n_head / c.n_head_kv) / std::max(1, a.head_parts);
+                const int64_t gh = c.n_head / c.n_head_kv;  // the whole group: no head split here
                 int64_t nt = T > 1 && MC > 1 && a.head_parts <= 1 ? std::min<int64_t>(cap, 16 / gh) : 1;
                 auto fits = [&](int64_t rows) {
                     const long long st = gpu::attn_stage_floats(rows, c.head_dim_k);

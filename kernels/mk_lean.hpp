@@ -184,7 +184,7 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
         return mkl::lean_type(L.wq.type) && mkl::lean_type(L.wk.type) && mkl::lean_type(L.wv.type);
     }
     case kOpMatMulAdd: return mkl::lean_type(s.w.type) && mkm::stage_in(P, s.buf).xq != nullptr;
-    case kOpMatMulStore: return !s.row_items && !s.token_items && mkl::lean_type(s.w.type) && (s.out_buf != kBufLogits || P.n_out == 1);
+    case kOpMatMulStore: return !s.row_items && mkl::lean_type(s.w.type) && (s.out_buf != kBufLogits || P.n_out == 1);
     case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate.type == L.up.type && L.gate.row_bytes == L.up.row_bytes && mkl::lean_type(L.gate.type);
