@@ -14,13 +14,17 @@
 // ARBOR_MK_EXPERT_PAIRS=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major gated-FFN items take
 // their expert's routed pairs two at a time, both pairs' dots in one pass over the rows
 // (warp_dot_quant_rows_acts, each output the single dot's bits), in a function of its own
-// (mk_expert_gated_ffn_major_pairs); ARBOR_GPU_EXPERT_PAIRS=1 at run time: one at a time.
-// Measured on the H200 with the down items paired as well (gpu-next17, docs/BENCHMARKS.md call 6,
-// 7a723bd): exact; the gated item 6.6 to 6.0 us, but the down item 4.2 to 5.5, and inlined pair
-// code spilled and slowed the one-pair paths. This form (the gated FFN only, not inlined) is
-// compiled, not yet run; off by default.
+// (mk_expert_gated_ffn_major_pairs, not inlined, so the rest of the entry compiles as without
+// it); ARBOR_GPU_EXPERT_PAIRS=1 at run time: one at a time. Measured on the H200 (gpu-next18,
+// docs/BENCHMARKS.md call 1): exact (371/0, 28/0, 10/0), the MoE's read50@229 66.0 to 59.7 ms and
+// prefill256@229 279.9 to 240.9. On by default where ARBOR_MK_EXPERT_MAJOR is (NVIDIA). (The
+// down items paired as well, measured on gpu-next17 at 7a723bd, were slower: 4.2 to 5.5 us.)
 #ifndef ARBOR_MK_EXPERT_PAIRS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_EXPERT_PAIRS 1
+#else
 #define ARBOR_MK_EXPERT_PAIRS 0
+#endif
 #endif
 
 // ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
