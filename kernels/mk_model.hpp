@@ -11,6 +11,17 @@
 
 #include <cstdint>
 
+// The vendor as arbor_hip.hpp decides it, tested here without it: some translation units include
+// this header before arbor_hip.hpp (mk_launch.hip through mk_launch.hpp), and every one of them
+// must see the same switches. (A struct's layout never depends on a switch: see MkModelStage.)
+#if defined(__HIP__) || (defined(__HIPCC__) && !defined(__CUDACC__))
+#define ARBOR_MK_NVIDIA 0
+#elif defined(__CUDACC__)
+#define ARBOR_MK_NVIDIA 1
+#else
+#define ARBOR_MK_NVIDIA 0
+#endif
+
 // ARBOR_MK_EXPERT_PAIRS=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major gated-FFN items take
 // their expert's routed pairs two at a time, both pairs' dots in one pass over the rows
 // (warp_dot_quant_rows_acts, each output the single dot's bits), in a function of its own
@@ -20,7 +31,7 @@
 // prefill256@229 279.9 to 240.9. On by default where ARBOR_MK_EXPERT_MAJOR is (NVIDIA). (The
 // down items paired as well, measured on gpu-next17 at 7a723bd, were slower: 4.2 to 5.5 us.)
 #ifndef ARBOR_MK_EXPERT_PAIRS
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#if ARBOR_MK_NVIDIA
 #define ARBOR_MK_EXPERT_PAIRS 1
 #else
 #define ARBOR_MK_EXPERT_PAIRS 0
@@ -251,12 +262,12 @@ struct MkModelStage {
     int norm_parts;      // RmsNorm: items per row (mk_norm_parts), each 1/norm_parts of its elements and Q8A blocks
     int row_items;       // MatMulStore: an item is one row (of a float type: F32, F16, BF16), not two
     int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
-#if ARBOR_MK_ATTN_TOKENS
-    int attn_tokens;     // AttnChunk: tokens an item takes (1: one; mk_attn_chunk_tokens)
-#endif
-#if ARBOR_MK_EXPERT_PAIRS
-    int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2)
-#endif
+    // Fields of compile-time switches are here whether the switch is on or not: a layout that
+    // followed the switches broke the program when two translation units saw different ones
+    // (gpu-next18: ARBOR_MK_ATTN_TOKENS with ARBOR_MK_EXPERT_PAIRS on by default, the latter
+    // then decided after mk_launch.hip had included this header).
+    int attn_tokens;     // AttnChunk: tokens an item takes (1: one; ARBOR_MK_ATTN_TOKENS builds' mk_attn_chunk_tokens)
+    int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2; ARBOR_MK_EXPERT_PAIRS builds)
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
@@ -341,7 +352,7 @@ constexpr long long kMkDownSplitTokens = 8;
 // 348.8, decode unchanged; on by default on NVIDIA. AMD builds keep it off until a gfx1151 run
 // measures it (they compile it with -DARBOR_MK_EXPERT_MAJOR=1).
 #ifndef ARBOR_MK_EXPERT_MAJOR
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#if ARBOR_MK_NVIDIA
 #define ARBOR_MK_EXPERT_MAJOR 1
 #else
 #define ARBOR_MK_EXPERT_MAJOR 0

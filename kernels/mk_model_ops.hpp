@@ -701,10 +701,23 @@ __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, co
 }
 #endif
 
+// ARBOR_MK_MAJOR_NOINLINE=1: the expert-major items are functions of their own, so that the
+// entry (a decode step's code above all) compiles without them. With the pairs on (gpu-next18
+// call 2), decode@229 rose from 7.82 to 8.11 ms on the MoE and 5.69 to 5.79 on qwen3-4b, whose
+// decode passes never take these items. Off: not yet measured.
+#ifndef ARBOR_MK_MAJOR_NOINLINE
+#define ARBOR_MK_MAJOR_NOINLINE 0
+#endif
+#if ARBOR_MK_MAJOR_NOINLINE
+#define ARBOR_MK_MAJOR_FN __device__ __noinline__
+#else
+#define ARBOR_MK_MAJOR_FN __device__ inline
+#endif
+
 // Item e * n_ff_exp + r: HE row r of every (token, slot) pair routed to expert e, each computed as
 // mk_expert_gated_ffn computes it for item pair * n_ff_exp + r (the same dots, the same store).
 // The expert's two rows are read from memory once and then from the L1 for the later pairs.
-__device__ inline void mk_expert_gated_ffn_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
     const long long nfe = d.n_ff_exp, e = item / nfe, r = item % nfe;
@@ -732,7 +745,7 @@ __device__ inline void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
 // Item e * ((n_embd + 1) / 2) + i: rows 2i and 2i+1 of expert e's down projection against every
 // pair routed to it, unweighted, into YE[pair] (expert_down_slots's dots of that slot: the same
 // warp_dot_row2 on the same rows and HE blocks).
-__device__ inline void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
+ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkW& dw = mk_layer(P, s).down_exps;
     const long long np = (d.n_embd + 1) / 2, e = item / np, r = 2 * (item % np), nf = d.n_ff_exp;
@@ -753,7 +766,7 @@ __device__ inline void mk_expert_down_major(const MkPass& P, const MkModelStage&
 // Item t * ceil(n_embd / 32) + b: rows 32 b + lane of token t, each X[t][r] += the slot-order
 // combine of YE: acc = fmaf(w_k, YE[t][k][r], acc) from +0, as expert_down_slots and
 // mk_expert_down_add do (lane 0 of a row pair's item there, one lane a row here).
-__device__ inline void mk_expert_down_combine_rows(const MkPass& P, long long item, int lane) {
+ARBOR_MK_MAJOR_FN void mk_expert_down_combine_rows(const MkPass& P, long long item, int lane) {
     const MkDims& d = P.d;
     const long long nb = (d.n_embd + 31) / 32, t = item / nb, r = (item % nb) * 32 + lane, K = d.n_used, p0 = t * K;
     if (r >= d.n_embd) return;

@@ -19,7 +19,8 @@
 # ARBOR_AB_ROUNDS sets the rounds (default 3). ARBOR_AB_VARIANT_EXACT=1 (build part) also builds
 # each variant's GPU test programs and runs gpu_megakernel_exact, gpu_megakernel_hang and the full
 # gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
-# by default on the strength of one call. scripts/device-carry.sh prepares the carried folders.
+# by default on the strength of one call; ARBOR_AB_VARIANT_EXACT=NAME,NAME: only those variants.
+# scripts/device-carry.sh prepares the carried folders.
 # ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
 # ARBOR_AB_ROW (run part) times another bench row than decode@229 (read50@229, prefill256@229:
 # levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn".
@@ -54,7 +55,11 @@ variants() {  # NAME FLAGS lines
     for v in $VARIANTS; do [ -n "$v" ] && echo "${v%%=*} ${v#*=}"; done
 }
 vtests=""
-[ "${ARBOR_AB_VARIANT_EXACT:-0}" = 1 ] && vtests="gpu_logits_exact gpu_megakernel_exact gpu_megakernel_hang"
+VEXACT=${ARBOR_AB_VARIANT_EXACT:-0}
+[ "$VEXACT" != 0 ] && vtests="gpu_logits_exact gpu_megakernel_exact gpu_megakernel_hang"
+vexact() {  # NAME: is variant NAME's exactness checked?
+    [ "$VEXACT" = 1 ] || case ",$VEXACT," in *",$1,"*) true ;; *) false ;; esac
+}
 if [ "$PART" = build ]; then
     pids=() trees=()
     for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids+=($!) trees+=("$b"); done
@@ -63,7 +68,7 @@ if [ "$PART" = build ]; then
         ( mkdir -p /tmp/bv-$name &&
           cmake -S . -B /tmp/bv-$name -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
               -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_FLAGS=$flags" >/tmp/bv-$name/configure.log 2>&1 &&
-          nice ninja -C /tmp/bv-$name arbor-cli $vtests >/tmp/bv-$name/build.log 2>&1 ) &
+          nice ninja -C /tmp/bv-$name arbor-cli $(vexact "$name" && echo "$vtests") >/tmp/bv-$name/build.log 2>&1 ) &
         pids+=($!) trees+=("variant $name ($flags)")
     done < <(variants)
     rc=0
@@ -87,7 +92,7 @@ if [ "$PART" = build ]; then
     if [ -n "$vtests" ]; then
         models=${ARBOR_EXACT_MODELS:-.carry/models}
         while read -r name flags; do
-            [ -n "$name" ] || continue
+            [ -n "$name" ] && vexact "$name" || continue
             v=/tmp/bv-$name
             [ -x $v/tests/gpu/gpu_logits_exact ] || { echo "variant $name: no test programs (build failed?)"; rc=2; continue; }
             r1=$(ARBOR_GPU_MODELS="$models" timeout 120 $v/tests/gpu/gpu_megakernel_exact </dev/null 2>&1 | tail -1)
