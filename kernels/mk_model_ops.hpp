@@ -702,9 +702,9 @@ __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, co
 #endif
 
 // ARBOR_MK_MAJOR_NOINLINE=1: the expert-major items are functions of their own, so that the
-// entry (a decode step's code above all) compiles without them. With the pairs on (gpu-next18
-// call 2), decode@229 rose from 7.82 to 8.11 ms on the MoE and 5.69 to 5.79 on qwen3-4b, whose
-// decode passes never take these items. Off: not yet measured.
+// entry (a decode step's code above all) compiles without them. Measured on the H200 (gpu-next18
+// call 3): exact; decode@229 7.85 to 7.74 ms on the MoE, 5.72 to 5.70 on qwen3-4b, but the MoE's
+// read50@229 59.7 to 60.8 and read50@16384 198.4 to 199.7. Off: no clear gain.
 #ifndef ARBOR_MK_MAJOR_NOINLINE
 #define ARBOR_MK_MAJOR_NOINLINE 0
 #endif
