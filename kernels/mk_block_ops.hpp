@@ -322,6 +322,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     uint8_t* stage = a.stage;
     const long long stage_bytes = a.stage_bytes;
     const uint8_t* v0 = a.v0;
+    ARBOR_MK_SMEM(sc);
+    ARBOR_MK_SMEM(ms);
+    ARBOR_MK_SMEM(ls);
+    ARBOR_MK_SMEM(stage);
     const Cells& cells = a.cells;
     const int tid = static_cast<int>(threadIdx.x);
     const int slices = kMkBlockThreads / hdv;
@@ -359,6 +363,40 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
                     for (int u = 0; u < 8; ++u) v8[u] = quant::blocks::fp16_to_f32(r8[u]);
                 }
+#if ARBOR_MK_ATTN_O_GROUPS
+                // Heads in groups of up to 8: every head's eight weights loaded before any FMA,
+                // then the cells in order, the group's heads interleaved (independent chains).
+                // A thread's heads past gh repeat the last one (no branch); their o are not written.
+                constexpr int kG = kMaxHeads < 8 ? kMaxHeads : 8;
+#pragma unroll
+                for (int k0 = 0; k0 < kMaxHeads; k0 += kG) {
+                    float e8[kG][8];
+                    const float* ek[kG];
+#pragma unroll
+                    for (int k = 0; k < kG; ++k) {
+                        const int hk = slice + (k0 + k) * slices;
+                        ek[k] = sc + (hk < gh ? hk : gh - 1) * mkm::kChunk + c0 + j;
+                    }
+                    if (e16) {  // one branch for the group, not one a head
+#pragma unroll
+                        for (int k = 0; k < kG; ++k) {
+                            const float4 lo = reinterpret_cast<const float4*>(ek[k])[0];
+                            const float4 hi = reinterpret_cast<const float4*>(ek[k])[1];
+                            e8[k][0] = lo.x, e8[k][1] = lo.y, e8[k][2] = lo.z, e8[k][3] = lo.w;
+                            e8[k][4] = hi.x, e8[k][5] = hi.y, e8[k][6] = hi.z, e8[k][7] = hi.w;
+                        }
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < kG; ++k)
+#pragma unroll
+                            for (int u = 0; u < 8; ++u) e8[k][u] = ek[k][u];
+                    }
+#pragma unroll
+                    for (int u = 0; u < 8; ++u)
+#pragma unroll
+                        for (int k = 0; k < kG; ++k) o[k0 + k] = fmaf(e8[k][u], v8[u], o[k0 + k]);
+                }
+#else
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
@@ -376,6 +414,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
                     for (int u = 0; u < 8; ++u) o[k] = fmaf(e8[u], v8[u], o[k]);
                 }
+#endif
             }
             for (; j < np; ++j) {
                 const float vj = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, 0);
@@ -442,6 +481,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 // the items share.
 __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelStage& s, long long g, long long t,
                                                  long long ch, int h0, int gh, float* qs, float* kn) {
+    ARBOR_MK_SMEM(qs);
+    ARBOR_MK_SMEM(kn);
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
@@ -502,6 +543,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
                                         , int nt = 1
 #endif
 ) {
+    ARBOR_MK_SMEM(smem);
 #if ARBOR_MK_ATTN_TOKENS
     // nt tokens t .. t + nt - 1 of one context, each with the chunk's n cells whole: rows
     // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= 16, mk_attn_chunk_tokens).
@@ -651,6 +693,7 @@ __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, l
 // inlined into the entry (in a build with ARBOR_MK_EXPERT_PAIRS on as well), the entry's spills
 // rose from 392/636 to 624/1636 bytes.
 __device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const long long T = P.n_tokens, MC = P.max_chunks, nt = s.attn_tokens, TG = (T + nt - 1) / nt;
     const int parts = s.head_parts > 1 ? s.head_parts : 1;
     const int gh = static_cast<int>(P.d.n_head / P.d.n_head_kv) / parts, h0 = static_cast<int>(item % parts) * gh;
@@ -700,6 +743,7 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 //     before their fmafs (one latency per 16 chunks), and writes O / L.
 // Both the dense combine and flashnext's run here.
 __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkDims& d = P.d;
     const long long T = P.n_tokens, MC = P.max_chunks;
     const int group = static_cast<int>(d.n_head / d.n_head_kv), hdv = static_cast<int>(d.hd_v);

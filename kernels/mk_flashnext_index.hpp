@@ -265,6 +265,7 @@ __device__ inline int select_digit(const unsigned* hist, unsigned k, int lane, u
 // equal ones whose rank among all equal ones is below k, at the place the counts of the warps
 // before it give: the same set in the same order as one sequential sweep.
 __device__ __noinline__ inline void mk_fn_idx_select_block(const MkPass& P, long long t, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkFnPass& F = *P.fn;
     const long long pos = P.pos[t];
     if (!mkf::index_sparse(F, pos)) return;

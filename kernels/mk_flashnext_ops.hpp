@@ -115,6 +115,7 @@ __device__ inline void mk_fn_embed_hc(const MkPass& P, long long t, int lane) {
 // a 2048-wide model's F32 rows, each costing a staging latency.
 __device__ __noinline__ inline void mk_fn_hc_dots_block(const MkPass& P, const MkModelStage& s, long long item,
                                                         float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkFnPass& F = *P.fn;
     const bool head = s.out_buf == kFnWrapHead;
     const long long outs = head ? mkf::kN : num::kHcMix;
@@ -152,6 +153,7 @@ __device__ __noinline__ inline void mk_fn_hc_dots_block(const MkPass& P, const M
 // warp 0 runs the norm's sum of squares over y in shared memory.
 __device__ __noinline__ inline void mk_fn_hc_finish_block(const MkPass& P, const MkModelStage& s, long long row,
                                                           float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkFnPass& F = *P.fn;
     const int d = static_cast<int>(P.d.n_embd);
     const long long t = mkf::wrap_token(P, s, row);

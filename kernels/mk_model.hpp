@@ -55,6 +55,24 @@
 #endif
 #endif
 
+// ARBOR_MK_SMEM_ASSUME=1: the functions that are not inlined into the entry and take the arena
+// (the attention chunk, o and combine items, the tiles, the router's top-k, flashnext's blocks)
+// tell the compiler their arena pointers are shared memory (arbor_assume_shared), so that they
+// read it by shared-memory loads instead of generic ones. The bits do not change. Prepared on
+// gpu-next18 (compiled for sm_90 and gfx1151), not yet run.
+#ifndef ARBOR_MK_SMEM_ASSUME
+#define ARBOR_MK_SMEM_ASSUME 0
+#endif
+
+// ARBOR_MK_ATTN_O_GROUPS=1: the o loop of an attention chunk item loads the eight cells' weights
+// of all of a thread's heads (up to 8 at once) before any FMA, then takes the cells in order with
+// the heads interleaved (each head's o still the same fmaf chain, cell after cell), instead of
+// one head after another behind a branch (each head's loads, then its eight dependent FMAs).
+// The bits do not change. Prepared on gpu-next18, not yet run.
+#ifndef ARBOR_MK_ATTN_O_GROUPS
+#define ARBOR_MK_ATTN_O_GROUPS 0
+#endif
+
 namespace arbor::quant {
 struct BlockQ8A;
 }

@@ -13,6 +13,13 @@
 #include "mk_phase.hpp"
 #include "model/numerics.hpp"
 
+// ARBOR_MK_SMEM_ASSUME builds: p points into the workgroup's arena (mk_model.hpp).
+#if ARBOR_MK_SMEM_ASSUME
+#define ARBOR_MK_SMEM(p) arbor_assume_shared(p)
+#else
+#define ARBOR_MK_SMEM(p) ((void)0)
+#endif
+
 namespace arbor::gpu {
 
 namespace mkm {
@@ -357,6 +364,7 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
 // shared memory, 16-byte aligned, for the exponentials of lane 0's sum. Not inlined: its
 // registers are allocated on their own, and the megakernel entry's stay as they were.
 __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long t, int lane, float* ex) {
+    ARBOR_MK_SMEM(ex);
     WarpPhaseClock clk(lane);
     const MkDims& d = P.d;
     const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);

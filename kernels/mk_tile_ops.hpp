@@ -160,6 +160,7 @@ __device__ inline bool run_tile_chains(int type, const MkW* const* mats, int nm,
 // Not inlined: its 16 accumulators and tile loop get their own register allocation instead of
 // raising the whole megakernel's spills.
 __device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const mkm::In in = mkm::stage_in(P, s.buf);
     const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens;
     const long long r0 = (item / n_tt) * kTileRows, t0 = (item % n_tt) * kTileTokens;
@@ -185,6 +186,7 @@ __device__ __noinline__ void mk_matmul_add_tile(const MkPass& P, const MkModelSt
 // Item rt * ceil(T / kTileTokens) + tt: H[t][r] = silu(Wg[r] . XN[t]) * (Wu[r] . XN[t]) for
 // kTileRows / 2 rows and kTileTokens tokens (gate and up of one format the host accepts).
 __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkLayerW& L = mk_layer(P, s);
     const long long T = P.n_tokens, n_tt = (T + kTileTokens - 1) / kTileTokens, n = P.d.n_embd;
     constexpr int kRows = kTileRows / 2;
@@ -209,6 +211,7 @@ __device__ __noinline__ void mk_gated_ffn_tile(const MkPass& P, const MkModelSta
 // matrices has a multiple of kTileRows rows, checked by the host, so a tile lies in one of them)
 // for the tile's tokens, + bias, into qkv.
 __device__ __noinline__ void mk_qkv_dots_tile(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
+    ARBOR_MK_SMEM(smem);
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
     const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
