@@ -305,6 +305,10 @@ struct MkModelStage {
     // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
 };
+// Every translation unit that copies stage records (mk_launch.hip) or reads them (megakernel.hip)
+// must see this one layout; a switch that changed it broke every pass (gpu-next18). Change the
+// number only with the fields.
+static_assert(sizeof(void*) != 8 || sizeof(MkModelStage) == 136, "MkModelStage's layout changed: update every translation unit");
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
 // their layer record into shared memory while it waits at the grid barrier (megakernel.hip,

@@ -60,6 +60,13 @@ VEXACT=${ARBOR_AB_VARIANT_EXACT:-0}
 vexact() {  # NAME: is variant NAME's exactness checked?
     [ "$VEXACT" = 1 ] || case ",$VEXACT," in *",$1,"*) true ;; *) false ;; esac
 }
+if [ "$VEXACT" != 0 ] && [ "$VEXACT" != 1 ]; then  # every name listed must be a variant
+    IFS=',' read -r -a vnames <<<"$VEXACT"
+    for n in "${vnames[@]}"; do
+        variants | awk -v n="$n" '$1 == n {f=1} END {exit !f}' ||
+            { echo "error: ARBOR_AB_VARIANT_EXACT names '$n', which ARBOR_AB_VARIANTS does not define"; exit 2; }
+    done
+fi
 if [ "$PART" = build ]; then
     pids=() trees=()
     for b in $BASES; do cmake_build "$b" "$(bdir "$b")" arbor-cli & pids+=($!) trees+=("$b"); done
