@@ -6,12 +6,12 @@
 // Wave size: both vendors run 32-wide here (gfx1151 is wave32). Nothing may assume 64.
 #pragma once
 
-#if defined(__HIP__) || (defined(__HIPCC__) && !defined(__CUDACC__))
+#include "arbor_vendor.hpp"
+
+#if defined(ARBOR_GPU_VENDOR_AMD)
 #include <hip/hip_runtime.h>
-#define ARBOR_GPU_VENDOR_AMD 1
-#elif defined(__CUDACC__)
+#elif defined(ARBOR_GPU_VENDOR_NVIDIA)
 #include <cuda_runtime.h>
-#define ARBOR_GPU_VENDOR_NVIDIA 1
 
 // ---- runtime types and constants
 using hipError_t = cudaError_t;

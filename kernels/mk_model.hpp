@@ -9,18 +9,9 @@
 // order, so the bits are the CPU's.
 #pragma once
 
-#include <cstdint>
+#include "arbor_vendor.hpp"
 
-// The vendor as arbor_hip.hpp decides it, tested here without it: some translation units include
-// this header before arbor_hip.hpp (mk_launch.hip through mk_launch.hpp), and every one of them
-// must see the same switches. (A struct's layout never depends on a switch: see MkModelStage.)
-#if defined(__HIP__) || (defined(__HIPCC__) && !defined(__CUDACC__))
-#define ARBOR_MK_NVIDIA 0
-#elif defined(__CUDACC__)
-#define ARBOR_MK_NVIDIA 1
-#else
-#define ARBOR_MK_NVIDIA 0
-#endif
+#include <cstdint>
 
 // ARBOR_MK_EXPERT_PAIRS=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major gated-FFN items take
 // their expert's routed pairs two at a time, both pairs' dots in one pass over the rows
@@ -31,7 +22,7 @@
 // prefill256@229 279.9 to 240.9. On by default where ARBOR_MK_EXPERT_MAJOR is (NVIDIA). (The
 // down items paired as well, measured on gpu-next17 at 7a723bd, were slower: 4.2 to 5.5 us.)
 #ifndef ARBOR_MK_EXPERT_PAIRS
-#if ARBOR_MK_NVIDIA
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_EXPERT_PAIRS 1
 #else
 #define ARBOR_MK_EXPERT_PAIRS 0
@@ -48,7 +39,7 @@
 // 944.9 to 847.0 and 1062.7 to 758.1; decode@16384 +2%. On by default on NVIDIA; AMD builds keep
 // it off until a gfx1151 run measures it (they compile it with -DARBOR_MK_ATTN_TOKENS=1).
 #ifndef ARBOR_MK_ATTN_TOKENS
-#if ARBOR_MK_NVIDIA
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_ATTN_TOKENS 1
 #else
 #define ARBOR_MK_ATTN_TOKENS 0
@@ -289,8 +280,8 @@ struct MkModelStage {
     int token_items;     // MatMulStore (the router): an item is one token's row or row pair, item t * units + u
     // Fields of compile-time switches are here whether the switch is on or not: a layout that
     // followed the switches broke the program when two translation units saw different ones
-    // (gpu-next18: ARBOR_MK_ATTN_TOKENS with ARBOR_MK_EXPERT_PAIRS on by default, the latter
-    // then decided after mk_launch.hip had included this header).
+    // (gpu-next18: ARBOR_MK_EXPERT_PAIRS's default was decided from a vendor macro mk_launch.hip
+    // had not yet defined; arbor_vendor.hpp now decides it in every unit).
     int attn_tokens;     // AttnChunk: tokens an item takes (1: one; ARBOR_MK_ATTN_TOKENS builds' mk_attn_chunk_tokens)
     int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2; ARBOR_MK_EXPERT_PAIRS builds)
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
@@ -308,7 +299,7 @@ struct MkModelStage {
 // Every translation unit that copies stage records (mk_launch.hip) or reads them (megakernel.hip)
 // must see this one layout; a switch that changed it broke every pass (gpu-next18). Change the
 // number only with the fields.
-static_assert(sizeof(void*) != 8 || sizeof(MkModelStage) == 136, "MkModelStage's layout changed: update every translation unit");
+static_assert(sizeof(MkModelStage) == 136, "MkModelStage's layout changed: update every translation unit");
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
 // their layer record into shared memory while it waits at the grid barrier (megakernel.hip,
@@ -381,11 +372,20 @@ constexpr long long kMkDownSplitTokens = 8;
 // 348.8, decode unchanged; on by default on NVIDIA. AMD builds keep it off until a gfx1151 run
 // measures it (they compile it with -DARBOR_MK_EXPERT_MAJOR=1).
 #ifndef ARBOR_MK_EXPERT_MAJOR
-#if ARBOR_MK_NVIDIA
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_EXPERT_MAJOR 1
 #else
 #define ARBOR_MK_EXPERT_MAJOR 0
 #endif
+#endif
+
+// ARBOR_MK_MAJOR_NOINLINE=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major items are functions of
+// their own, so that the entry (a decode step's code above all) compiles without them. Measured
+// on the H200 (gpu-next18 call 3): exact; decode@229 7.85 to 7.74 ms on the MoE, 5.72 to 5.70 on
+// qwen3-4b, but the MoE's read50@229 59.7 to 60.8 and read50@16384 198.4 to 199.7. Off: no clear
+// gain.
+#ifndef ARBOR_MK_MAJOR_NOINLINE
+#define ARBOR_MK_MAJOR_NOINLINE 0
 #endif
 
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and

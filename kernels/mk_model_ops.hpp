@@ -709,13 +709,7 @@ __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, co
 }
 #endif
 
-// ARBOR_MK_MAJOR_NOINLINE=1: the expert-major items are functions of their own, so that the
-// entry (a decode step's code above all) compiles without them. Measured on the H200 (gpu-next18
-// call 3): exact; decode@229 7.85 to 7.74 ms on the MoE, 5.72 to 5.70 on qwen3-4b, but the MoE's
-// read50@229 59.7 to 60.8 and read50@16384 198.4 to 199.7. Off: no clear gain.
-#ifndef ARBOR_MK_MAJOR_NOINLINE
-#define ARBOR_MK_MAJOR_NOINLINE 0
-#endif
+// ARBOR_MK_MAJOR_NOINLINE builds (mk_model.hpp): the expert-major items not inlined.
 #if ARBOR_MK_MAJOR_NOINLINE
 #define ARBOR_MK_MAJOR_FN __device__ __noinline__
 #else
