@@ -49,19 +49,33 @@
 // ARBOR_MK_SMEM_ASSUME=1: the functions that are not inlined into the entry and take the arena
 // (the attention chunk, o and combine items, the tiles, the router's top-k, flashnext's blocks)
 // tell the compiler their arena pointers are shared memory (arbor_assume_shared), so that they
-// read it by shared-memory loads instead of generic ones. The bits do not change. Prepared on
-// gpu-next18 (compiled for sm_90 and gfx1151), not yet run.
+// read it by shared-memory loads instead of generic ones. The bits do not change. Measured on the
+// H200 (gpu-next19, docs/BENCHMARKS.md calls 1-4): exact (371/0, 28/0, 10/0); the MoE's
+// read50@16384 179.5 to 151.7 ms, prefill256@16384 848.2 to 709.1, decode@16384 11.63 to 11.00,
+// decode@229 8.05 to 7.89. On by default on NVIDIA; AMD builds keep it off until a gfx1151 run
+// (there it takes the default build's spills from 202 to 138).
 #ifndef ARBOR_MK_SMEM_ASSUME
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_SMEM_ASSUME 1
+#else
 #define ARBOR_MK_SMEM_ASSUME 0
+#endif
 #endif
 
 // ARBOR_MK_ATTN_O_GROUPS=1: the o loop of an attention chunk item loads the eight cells' weights
 // of all of a thread's heads (up to 8 at once) before any FMA, then takes the cells in order with
 // the heads interleaved (each head's o still the same fmaf chain, cell after cell), instead of
 // one head after another behind a branch (each head's loads, then its eight dependent FMAs).
-// The bits do not change. Prepared on gpu-next18, not yet run.
+// The bits do not change. Measured on the H200 with ARBOR_MK_SMEM_ASSUME (gpu-next19): exact; over
+// that switch alone the MoE's read50@16384 151.7 to 145.9 ms, prefill256@16384 709.1 to 678.6,
+// decode@16384 11.00 to 10.73, decode@229 7.89 to 7.74 (qwen3-4b: 143.4 to 139.3, 653.0 to 630.8).
+// On by default on NVIDIA; AMD builds keep it off until a gfx1151 run.
 #ifndef ARBOR_MK_ATTN_O_GROUPS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_ATTN_O_GROUPS 1
+#else
 #define ARBOR_MK_ATTN_O_GROUPS 0
+#endif
 #endif
 
 namespace arbor::quant {
