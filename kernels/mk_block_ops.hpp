@@ -34,6 +34,26 @@ __device__ __noinline__ inline void block_quantize(const float* y, long long n, 
     for (long long b = warp; b < n / 32; b += kMkBlockWarps) mkm::warp_quantize_block(y + 32 * b, q + b, lane);
 }
 
+// Eight halves h[0..8) as floats, fp16_to_f32's bits. ARBOR_MK_F16_GROUPS builds convert by
+// the hardware alone and redo the eight by fp16_to_f32 only when their sum is a NaN (a NaN among
+// them, whose bits are fp16_to_f32's to choose; or two infinities of opposite signs, for which
+// the redo gives the same bits): the sum's adds are only that test.
+template <class H>
+__device__ inline void f16x8_to_f32(const H* h, float* v) {
+#if ARBOR_MK_F16_GROUPS
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = quant::blocks::fp16_to_f32_hw(h[u]);
+    const float sum = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+    if (__builtin_expect(sum != sum, 0)) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v[u] = quant::blocks::fp16_to_f32(h[u]);
+    }
+#else
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = quant::blocks::fp16_to_f32(h[u]);
+#endif
+}
+
 }  // namespace mkb
 
 // dst[i] = f(src[i]) for n elements, global src to shared dst, with the whole block, every
@@ -256,6 +276,18 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             for (int u = 0; u < kU4; ++u)
                 if (const int j = jb + u * rows; j < np) {
                     float* o = dst + j * stride + 4 * w * per;
+#if ARBOR_MK_F16_GROUPS
+                    if (eb == 2) {  // the word's eight halves at once
+                        const unsigned q[4] = {r[u].x, r[u].y, r[u].z, r[u].w};
+                        const unsigned h8[8] = {q[0] & 0xffffu, q[0] >> 16, q[1] & 0xffffu, q[1] >> 16,
+                                                q[2] & 0xffffu, q[2] >> 16, q[3] & 0xffffu, q[3] >> 16};
+                        float v8[8];
+                        mkb::f16x8_to_f32(h8, v8);
+#pragma unroll
+                        for (int e = 0; e < 8; ++e) o[e] = v8[e];
+                        continue;
+                    }
+#endif
                     put(o, r[u].x);
                     put(o + per, r[u].y);
                     put(o + 2 * per, r[u].z);
@@ -360,8 +392,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     uint16_t r8[8];
 #pragma unroll
                     for (int u = 0; u < 8; ++u) r8[u] = *reinterpret_cast<const uint16_t*>(vcol + (j + u) * vrow);
-#pragma unroll
-                    for (int u = 0; u < 8; ++u) v8[u] = quant::blocks::fp16_to_f32(r8[u]);
+                    mkb::f16x8_to_f32(r8, v8);
                 }
 #if ARBOR_MK_ATTN_O_GROUPS
                 // Heads in groups of up to 8: every head's eight weights loaded before any FMA,
@@ -585,6 +616,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+    ARBOR_MK_GLOBAL(k0);
+    ARBOR_MK_GLOBAL(v0);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
@@ -622,6 +655,45 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
     // 3. max, exponentials and l per head
+#if ARBOR_MK_SOFTMAX_LANES
+    if (gh > kMkBlockWarps && gh <= 2 * kMkBlockWarps) {  // rows h and h + 8 of warp h: sums on lanes 0 and 1 at once
+        const int h = warp, h2 = warp + kMkBlockWarps;
+        const bool two = h2 < gh;
+        float* e = sc + h * mkm::kChunk;
+        float* e2 = sc + (two ? h2 : h) * mkm::kChunk;
+        float m = e[0], m2 = e2[0];
+        for (int j = lane; j < n; j += 32) {
+            if (e[j] > m) m = e[j];
+            if (e2[j] > m2) m2 = e2[j];
+        }
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_xor(m, o), x2 = __shfl_xor(m2, o);
+            if (x > m) m = x;
+            if (x2 > m2) m2 = x2;
+        }
+        arbor_syncwarp();
+        for (int j = lane; j < n; j += 32) {
+            e[j] = num::exp_f(num::sub_rn(e[j], m));
+            if (two) e2[j] = num::exp_f(num::sub_rn(e2[j], m2));
+        }
+        arbor_syncwarp();
+        if (lane < (two ? 2 : 1)) {
+            const float* el = lane == 0 ? e : e2;
+            float l = 0.0f;  // the contract's sequential sum, cells in order
+            int j = 0;
+            for (; j + 8 <= n; j += 8) {
+                float e8[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) e8[u] = el[j + u];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
+            }
+            for (; j < n; ++j) l = num::add_rn(l, el[j]);
+            ms[lane == 0 ? h : h2] = lane == 0 ? m : m2;
+            ls[lane == 0 ? h : h2] = l;
+        }
+    } else
+#endif
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
         float m = e[0];

@@ -66,6 +66,26 @@ ARBOR_HD inline float sub_rn(float a, float b) { return a - b; }
 ARBOR_HD inline float div_rn(float a, float b) { return a / b; }
 #endif
 
+ARBOR_HD inline float fp16_to_f32(uint32_t h);
+
+// The GPU's half -> float conversion alone: fp16_to_f32's bits for every half that is not a NaN
+// (a NaN's bits are the hardware's). Callers that convert several halves at once take this and
+// fp16_to_f32 only when one of them turns out to be a NaN. (Elsewhere: fp16_to_f32 itself.)
+ARBOR_HD inline float fp16_to_f32_hw(uint32_t h) {
+#if defined(ARBOR_DEVICE_PASS) && (defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
+    float f;
+#if defined(__CUDA_ARCH__)
+    const unsigned short hs = static_cast<unsigned short>(h);
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(hs));
+#else
+    f = static_cast<float>(__builtin_bit_cast(_Float16, static_cast<uint16_t>(h)));
+#endif
+    return f;
+#else
+    return fp16_to_f32(h);
+#endif
+}
+
 // IEEE half -> float, exact. Subnormals are normalized; a signalling NaN is made quiet with
 // its payload kept, as the F16C conversion does.
 ARBOR_HD inline float fp16_to_f32(uint32_t h) {
@@ -75,13 +95,7 @@ ARBOR_HD inline float fp16_to_f32(uint32_t h) {
     // f16 inputs by default), so it gives the bits below in one instruction instead of a dozen
     // and a loop. A NaN is the written path's (its payload and quiet bit are specified here,
     // not by the hardware), chosen by a select: no branch, so loads before it stay in flight.
-    float f;
-#if defined(__CUDA_ARCH__)
-    const unsigned short hs = static_cast<unsigned short>(h);
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(hs));
-#else
-    f = static_cast<float>(__builtin_bit_cast(_Float16, static_cast<uint16_t>(h)));
-#endif
+    const float f = fp16_to_f32_hw(h);
     const uint32_t nan = ((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13);
     return (h & 0x7fffu) > 0x7c00u ? bits_f32(nan) : f;
 #else
