@@ -143,18 +143,6 @@ __device__ inline void arbor_assume_shared(const T* p) {
 #endif
 }
 
-// Tells the compiler that p points into global memory (a model tensor, the KV cache), so that
-// its loads are global ones (LDG) and cannot alias shared-memory stores. NVIDIA only: on AMD it
-// does nothing. p must point into global memory: anything else is undefined behaviour.
-template <class T>
-__device__ inline void arbor_assume_global(const T* p) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    __builtin_assume(__isGlobal(static_cast<const void*>(p)));
-#else
-    (void)p;
-#endif
-}
-
 // Back off inside a spin-wait without burning issue slots.
 __device__ inline void arbor_pause() {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

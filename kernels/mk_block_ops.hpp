@@ -616,8 +616,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-    ARBOR_MK_GLOBAL(k0);
-    ARBOR_MK_GLOBAL(v0);
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
@@ -655,45 +653,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
     // 3. max, exponentials and l per head
-#if ARBOR_MK_SOFTMAX_LANES
-    if (gh > kMkBlockWarps && gh <= 2 * kMkBlockWarps) {  // rows h and h + 8 of warp h: sums on lanes 0 and 1 at once
-        const int h = warp, h2 = warp + kMkBlockWarps;
-        const bool two = h2 < gh;
-        float* e = sc + h * mkm::kChunk;
-        float* e2 = sc + (two ? h2 : h) * mkm::kChunk;
-        float m = e[0], m2 = e2[0];
-        for (int j = lane; j < n; j += 32) {
-            if (e[j] > m) m = e[j];
-            if (e2[j] > m2) m2 = e2[j];
-        }
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_xor(m, o), x2 = __shfl_xor(m2, o);
-            if (x > m) m = x;
-            if (x2 > m2) m2 = x2;
-        }
-        arbor_syncwarp();
-        for (int j = lane; j < n; j += 32) {
-            e[j] = num::exp_f(num::sub_rn(e[j], m));
-            if (two) e2[j] = num::exp_f(num::sub_rn(e2[j], m2));
-        }
-        arbor_syncwarp();
-        if (lane < (two ? 2 : 1)) {
-            const float* el = lane == 0 ? e : e2;
-            float l = 0.0f;  // the contract's sequential sum, cells in order
-            int j = 0;
-            for (; j + 8 <= n; j += 8) {
-                float e8[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) e8[u] = el[j + u];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
-            }
-            for (; j < n; ++j) l = num::add_rn(l, el[j]);
-            ms[lane == 0 ? h : h2] = lane == 0 ? m : m2;
-            ls[lane == 0 ? h : h2] = l;
-        }
-    } else
-#endif
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
         float m = e[0];

@@ -7,7 +7,6 @@
 
 #include "arbor_hip.hpp"
 #include "mk_control.hpp"
-#include "mk_model.hpp"
 #include "quant/quant_blocks.hpp"
 #include "quant/quant_blocks_k.hpp"
 #include "quant/quant_blocks_packed.hpp"
@@ -16,14 +15,6 @@
 #include <arbor/tensor_types.hpp>
 
 #include <type_traits>
-
-// ARBOR_MK_GLOBAL_ASSUME builds: p points into global memory (a model tensor, the KV cache;
-// mk_model.hpp).
-#if ARBOR_MK_GLOBAL_ASSUME
-#define ARBOR_MK_GLOBAL(p) arbor_assume_global(p)
-#else
-#define ARBOR_MK_GLOBAL(p) ((void)0)
-#endif
 
 namespace arbor::gpu {
 
@@ -261,7 +252,7 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
                                            float* v) {
     float a[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) a[i] = 0.0f, ARBOR_MK_GLOBAL(w[i]);
+    for (int i = 0; i < R; ++i) a[i] = 0.0f;
     const long long subs = n / 32;
     for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
@@ -297,8 +288,6 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
     float a[R * A];
 #pragma unroll
     for (int k = 0; k < R * A; ++k) a[k] = 0.0f;
-#pragma unroll
-    for (int i = 0; i < R; ++i) ARBOR_MK_GLOBAL(w[i]);
     const long long subs = n / 32;
     for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
@@ -350,8 +339,6 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 template <int Kind, int R, class XF, int B0 = 16>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
     using namespace quant::blocks;
-#pragma unroll
-    for (int r = 0; r < R; ++r) ARBOR_MK_GLOBAL(w[r]);
     // The raw word first (so that no conversion stands between the loads), its float later.
     auto raw = [&](int r, long long i) -> uint32_t {
         return Kind == 0 ? reinterpret_cast<const uint32_t*>(w[r])[i] : reinterpret_cast<const uint16_t*>(w[r])[i];

@@ -81,25 +81,17 @@
 // ARBOR_MK_F16_GROUPS=1: the attention's K staging and o loop convert f16 K and V elements eight
 // at a time by the hardware's conversion alone, and take fp16_to_f32 (its NaN select, about six
 // instructions an element) for the eight only when their sum is a NaN (any of them a NaN, or an
-// infinity against another): the same bits, for about a third of the instructions.
+// infinity against another): the same bits, for about a third of the instructions. Measured on
+// the H200 (gpu-next19, docs/BENCHMARKS.md calls 5-7): exact (371/0); the MoE's read50@16384
+// 145.9 to 141.6 ms, prefill256@16384 677.5 to 655.8, decode@16384 10.84 to 10.66, decode@229
+// 7.91 to 7.76 (qwen3-4b: 139.2 to 135.8, 630.1 to 614.9). On by default on NVIDIA; AMD builds
+// keep it off until a gfx1151 run.
 #ifndef ARBOR_MK_F16_GROUPS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_F16_GROUPS 1
+#else
 #define ARBOR_MK_F16_GROUPS 0
 #endif
-
-// ARBOR_MK_SOFTMAX_LANES=1: in the softmax of an attention chunk item with more rows than warps
-// (a read or prefill item of 16 rows), each warp takes its two rows together (the maxima, then
-// the exponentials), and lanes 0 and 1 run the two rows' in-order sums at once, instead of
-// lane 0 running one row's, then the other's. Each row's sum is the same chain: the same bits.
-#ifndef ARBOR_MK_SOFTMAX_LANES
-#define ARBOR_MK_SOFTMAX_LANES 0
-#endif
-
-// ARBOR_MK_GLOBAL_ASSUME=1: the row dots and the attention's K and V rows tell the compiler their
-// weight and cache pointers are global memory (arbor_assume_global), so that their loads are
-// global loads, which the compiler also knows cannot alias the arena's shared stores. NVIDIA
-// only (AMD: no builtin; no change). The bits do not change.
-#ifndef ARBOR_MK_GLOBAL_ASSUME
-#define ARBOR_MK_GLOBAL_ASSUME 0
 #endif
 
 namespace arbor::quant {
