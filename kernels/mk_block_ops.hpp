@@ -17,6 +17,7 @@
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_phase.hpp"
+#include "mk_prefetch.hpp"
 #include "model/numerics.hpp"
 
 namespace arbor::gpu {
@@ -616,6 +617,13 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
+#if ARBOR_MK_KV_PREFETCH
+    if constexpr (std::is_same_v<Cells, DenseCells>)  // the chunk's n rows from `first`, contiguous
+        if (tid == 0 && (ARBOR_MK_KV_PREFETCH == 1 || (mk_ab_switches & kMkAbKvPrefetch))) {
+            mk_l2_prefetch(k0, static_cast<unsigned long long>(n) * hdk * eb);
+            mk_l2_prefetch(v0, static_cast<unsigned long long>(n) * hdv * eb);
+        }
+#endif
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots

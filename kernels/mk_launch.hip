@@ -1,6 +1,7 @@
 #include "mk_launch.hpp"
 
 #include "arbor_hip.hpp"
+#include "mk_model.hpp"
 #include "mk_sync.hpp"
 
 #include <algorithm>
@@ -87,11 +88,19 @@ Status MkRuntime::init() {
         return hip_error("cannot allocate the device control lines", e);
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
-    const unsigned ab = packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u;
+    const char* kv_prefetch = std::getenv("ARBOR_GPU_KV_PREFETCH");
+    const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
+                        (kv_prefetch && std::strcmp(kv_prefetch, "1") == 0 ? kMkAbKvPrefetch : 0u);
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
     if (ab & kMkAbPackedOff)
         std::fprintf(stderr, "arbor: ARBOR_GPU_PACKED=0 ignored: this build has no byte-wise row-dot path "
                              "(NVIDIA builds with -DARBOR_MK_PACKED_SWITCH=1 have it)\n");
+#endif
+#if ARBOR_MK_KV_PREFETCH != 2
+    if (ab & kMkAbKvPrefetch)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_KV_PREFETCH=1 ignored: this build %s the K and V prefetch "
+                             "(builds with -DARBOR_MK_KV_PREFETCH=2 switch it at run time)\n",
+                     ARBOR_MK_KV_PREFETCH ? "always takes" : "has no");
 #endif
     if (!mk_set_ab_switches(ab)) return make_error("cannot set the megakernel's A/B switches");
     return {};

@@ -94,6 +94,17 @@
 #endif
 #endif
 
+// ARBOR_MK_KV_PREFETCH=1: an attention chunk item over a dense chunk asks the L2 for all of its K
+// and V rows when it starts (mk_l2_prefetch: one bulk prefetch each on sm_90, nothing elsewhere),
+// so that the K pieces after the first and the V pieces, staged after the scores and the softmax,
+// come from the L2 instead of device memory (a decode item at depth 229 staged two K pieces of
+// 4.7 us and a V piece of 5.0 us, gpu-next19). =2: compiled in, and taken only when
+// ARBOR_GPU_KV_PREFETCH=1 is set (the A/B bit kMkAbKvPrefetch), for runs of both in one build.
+// Only where bytes are read anyway: the bits do not change.
+#ifndef ARBOR_MK_KV_PREFETCH
+#define ARBOR_MK_KV_PREFETCH 0
+#endif
+
 namespace arbor::quant {
 struct BlockQ8A;
 }
