@@ -105,6 +105,16 @@
 #define ARBOR_MK_KV_PREFETCH 0
 #endif
 
+// ARBOR_MK_SCORE_QREG=1: an attention chunk item of 5 to 16 rows (reads and prefills: 16 on
+// the MoE) with head dims up to 128 keeps its queries in registers for the scores
+// (attn_scores_qreg in mk_block_ops.hpp): a tile loads its cells' K elements alone, 8 loads for
+// 128 multiply-adds where it loaded 48 (the scores were 2 x 6.7 us of a read50@16384 chunk
+// item's 57, gpu-next19). The bits do not change. =2: compiled in, and taken only when
+// ARBOR_GPU_SCORE_QREG=1 is set (the A/B bit kMkAbScoreQreg).
+#ifndef ARBOR_MK_SCORE_QREG
+#define ARBOR_MK_SCORE_QREG 0
+#endif
+
 namespace arbor::quant {
 struct BlockQ8A;
 }
