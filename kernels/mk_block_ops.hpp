@@ -544,29 +544,31 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 #endif
 
 #if ARBOR_MK_SCORE_QREG
-// Step 2 of attn_chunk_cells (below) with the queries in registers: each warp holds all H >= gh
-// rows' query elements of its lanes (lane j: elements j, j + 32, j + 64, j + 96; hdk <= 128;
-// rows past gh repeat the last), and its tiles are H rows x 32 / H cells, so a tile loads only
-// its cells' K elements (4 a cell and lane) where mkb::score_tile loaded 8 query and 4 key
-// elements for 32 multiply-adds. Lane j's accumulator of every dot is the same chain (elements
-// j, j + 32, ... in order, from +0), combined by the same combine_lanes_multi<32>: the bits do
-// not change. Not inlined: the 4 H query registers get an allocation of their own.
-template <int H, class Cells>
+// Step 2 of attn_chunk_cells (below) with the queries in registers: the warps are B blocks, block
+// b taking rows b * H .. b * H + H - 1 (H * B >= gh; rows past gh repeat the last), and each warp
+// holds its block's query elements of its lanes (lane j: elements j, j + 32, j + 64, j + 96;
+// hdk <= 128); its tiles are H rows x 32 / H cells, so a tile loads only its cells' K elements
+// (4 a cell and lane: with H = 16, 8 loads for 128 multiply-adds, where mkb::score_tile<8, 4>
+// loaded 48). Lane j's accumulator of every dot is the same chain (elements j, j + 32, ... in
+// order, from +0), combined by the same combine_lanes_multi<32>: the bits do not change. Not
+// inlined: the 4 H query registers get an allocation of their own.
+template <int H, int B, class Cells>
 __device__ __noinline__ void attn_scores_qreg(const float* qs, int hdk, float* kst, int krow_f, const uint8_t* k0,
                                               long long first, const Cells& cells, int n, int kpiece, int gh, int eb,
                                               float* sc, float scale, PhaseClock& pc) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(kst);
     ARBOR_MK_SMEM(sc);
-    constexpr int Ct = 32 / H;
+    constexpr int Ct = 32 / H, Wb = kMkBlockWarps / B;  // a tile's cells; the warps of a block
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    const int hb = warp / Wb * H, wb = warp % Wb;  // this warp's first row, and its place in its block
     float q[H][4];
 #pragma unroll
     for (int h = 0; h < H; ++h)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int e = lane + 32 * i;
-            q[h][i] = e < hdk ? qs[(h < gh ? h : gh - 1) * hdk + e] : 0.0f;
+            q[h][i] = e < hdk ? qs[(hb + h < gh ? hb + h : gh - 1) * hdk + e] : 0.0f;
         }
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
@@ -574,7 +576,7 @@ __device__ __noinline__ void attn_scores_qreg(const float* qs, int hdk, float* k
         __syncthreads();
         pc.mark(kPhAttnKStage);
         const int ctiles = (np + Ct - 1) / Ct;  // (pieces are whole tiles of attn_tile_cells(gh) >= Ct cells)
-        for (int tile = warp; tile < ctiles; tile += kMkBlockWarps) {
+        for (int tile = wb; tile < ctiles; tile += Wb) {
             const int cb = tile * Ct;
             const float* kb = kst + cb * krow_f;
             float v[32];
@@ -593,8 +595,8 @@ __device__ __noinline__ void attn_scores_qreg(const float* qs, int hdk, float* k
                         for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(q[h][i], kv[c], v[h * Ct + c]);
                 }
             }
-            combine_lanes_multi<32>(v, lane);  // lane x: dot x = (row x / Ct, cell cb + x % Ct)
-            const int h = lane / Ct, j = cb + lane % Ct;
+            combine_lanes_multi<32>(v, lane);  // lane x: dot x = (row hb + x / Ct, cell cb + x % Ct)
+            const int h = hb + lane / Ct, j = cb + lane % Ct;
             if (h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(v[0], scale);
         }
         __syncthreads();  // the stage is reloaded next
@@ -698,9 +700,13 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
     float* kst = reinterpret_cast<float*>(stage);
 #if ARBOR_MK_SCORE_QREG
-    if (hdk <= 128 && gh > 4 && gh <= 16 && (ARBOR_MK_SCORE_QREG == 1 || (mk_ab_switches & kMkAbScoreQreg))) {
-        if (gh > 8) attn_scores_qreg<16>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
-        else attn_scores_qreg<8>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
+    if (hdk <= 128 && gh > 4 && gh <= 16 && (ARBOR_MK_SCORE_QREG == 1 || (mk_ab_switches & (kMkAbScoreQreg | kMkAbScoreQreg8)))) {
+        // More than 8 rows: one block of 16 (8 K loads a tile, ptxas: spills) or, with the A/B bit
+        // kMkAbScoreQreg8, two blocks of 8 on four warps each (16 K loads a tile, fewer registers).
+        if (gh <= 8) attn_scores_qreg<8, 1>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
+        else if (mk_ab_switches & kMkAbScoreQreg8)
+            attn_scores_qreg<8, 2>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
+        else attn_scores_qreg<16, 1>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
     } else
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {

@@ -110,7 +110,9 @@
 // (attn_scores_qreg in mk_block_ops.hpp): a tile loads its cells' K elements alone, 8 loads for
 // 128 multiply-adds where it loaded 48 (the scores were 2 x 6.7 us of a read50@16384 chunk
 // item's 57, gpu-next19). The bits do not change. =2: compiled in, and taken only when
-// ARBOR_GPU_SCORE_QREG=1 is set (the A/B bit kMkAbScoreQreg).
+// ARBOR_GPU_SCORE_QREG=1 is set (the A/B bit kMkAbScoreQreg). ARBOR_GPU_SCORE_QREG=8 (either
+// mode): items of more than 8 rows take them as two blocks of 8 rows on four warps each, with half
+// the query registers (ptxas spilled the 16-row block's: 164/304 bytes).
 #ifndef ARBOR_MK_SCORE_QREG
 #define ARBOR_MK_SCORE_QREG 0
 #endif
