@@ -544,18 +544,18 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 #endif
 
 #if ARBOR_MK_SCORE_QREG
-// Step 2 of attn_chunk_cells (below) with the queries in registers: the warps are B blocks, block
-// b taking rows b * H .. b * H + H - 1 (H * B >= gh; rows past gh repeat the last), and each warp
-// holds its block's query elements of its lanes (lane j: elements j, j + 32, j + 64, j + 96;
-// hdk <= 128); its tiles are H rows x 32 / H cells, so a tile loads only its cells' K elements
-// (4 a cell and lane: with H = 16, 8 loads for 128 multiply-adds, where mkb::score_tile<8, 4>
-// loaded 48). Lane j's accumulator of every dot is the same chain (elements j, j + 32, ... in
-// order, from +0), combined by the same combine_lanes_multi<32>: the bits do not change. Not
-// inlined: the 4 H query registers get an allocation of their own.
-template <int H, int B, class Cells>
-__device__ __noinline__ void attn_scores_qreg(const float* qs, int hdk, float* kst, int krow_f, const uint8_t* k0,
-                                              long long first, const Cells& cells, int n, int kpiece, int gh, int eb,
-                                              float* sc, float scale, PhaseClock& pc) {
+// The score tiles of one staged K piece (step 2 of attn_chunk_cells, below) with the queries in
+// registers: the warps are B blocks, block b taking rows b * H .. b * H + H - 1 (H * B >= gh;
+// rows past gh repeat the last), and each warp holds its block's query elements of its lanes
+// (lane j: elements j, j + 32, j + 64, j + 96; hdk <= 128); its tiles are H rows x 32 / H cells,
+// so a tile loads only its cells' K elements (4 a cell and lane: with H = 16, 8 loads for 128
+// multiply-adds, where mkb::score_tile<8, 4> loaded 48). Lane j's accumulator of every dot is the
+// same chain (elements j, j + 32, ... in order, from +0), combined by the same
+// combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H query registers get an
+// allocation of their own (loaded again each piece: 4 H loads against the piece's tiles).
+template <int H, int B>
+__device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const float* kst, int krow_f, int gh, int np,
+                                                   int c0, float* sc, float scale) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(kst);
     ARBOR_MK_SMEM(sc);
@@ -570,37 +570,29 @@ __device__ __noinline__ void attn_scores_qreg(const float* qs, int hdk, float* k
             const int e = lane + 32 * i;
             q[h][i] = e < hdk ? qs[(hb + h < gh ? hb + h : gh - 1) * hdk + e] : 0.0f;
         }
-    for (int c0 = 0; c0 < n; c0 += kpiece) {
-        const int np = n - c0 < kpiece ? n - c0 : kpiece;
-        block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
-        __syncthreads();
-        pc.mark(kPhAttnKStage);
-        const int ctiles = (np + Ct - 1) / Ct;  // (pieces are whole tiles of attn_tile_cells(gh) >= Ct cells)
-        for (int tile = wb; tile < ctiles; tile += Wb) {
-            const int cb = tile * Ct;
-            const float* kb = kst + cb * krow_f;
-            float v[32];
+    const int ctiles = (np + Ct - 1) / Ct;  // (pieces are whole tiles of attn_tile_cells(gh) >= Ct cells)
+    for (int tile = wb; tile < ctiles; tile += Wb) {
+        const int cb = tile * Ct;
+        const float* kb = kst + cb * krow_f;
+        float v[32];
 #pragma unroll
-            for (int x = 0; x < 32; ++x) v[x] = 0.0f;
+        for (int x = 0; x < 32; ++x) v[x] = 0.0f;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int e = lane + 32 * i;
-                if (e < hdk) {
-                    float kv[Ct];
+        for (int i = 0; i < 4; ++i) {
+            const int e = lane + 32 * i;
+            if (e < hdk) {
+                float kv[Ct];
 #pragma unroll
-                    for (int c = 0; c < Ct; ++c) kv[c] = kb[c * krow_f + e];
+                for (int c = 0; c < Ct; ++c) kv[c] = kb[c * krow_f + e];
 #pragma unroll
-                    for (int h = 0; h < H; ++h)
+                for (int h = 0; h < H; ++h)
 #pragma unroll
-                        for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(q[h][i], kv[c], v[h * Ct + c]);
-                }
+                    for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(q[h][i], kv[c], v[h * Ct + c]);
             }
-            combine_lanes_multi<32>(v, lane);  // lane x: dot x = (row hb + x / Ct, cell cb + x % Ct)
-            const int h = hb + lane / Ct, j = cb + lane % Ct;
-            if (h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(v[0], scale);
         }
-        __syncthreads();  // the stage is reloaded next
-        pc.mark(kPhAttnScores);
+        combine_lanes_multi<32>(v, lane);  // lane x: dot x = (row hb + x / Ct, cell cb + x % Ct)
+        const int h = hb + lane / Ct, j = cb + lane % Ct;
+        if (h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(v[0], scale);
     }
 }
 #endif
@@ -700,33 +692,40 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
     float* kst = reinterpret_cast<float*>(stage);
 #if ARBOR_MK_SCORE_QREG
-    if (hdk <= 128 && gh > 4 && gh <= 16 && (ARBOR_MK_SCORE_QREG == 1 || (mk_ab_switches & (kMkAbScoreQreg | kMkAbScoreQreg8)))) {
-        // More than 8 rows: one block of 16 (8 K loads a tile, ptxas: spills) or, with the A/B bit
-        // kMkAbScoreQreg8, two blocks of 8 on four warps each (16 K loads a tile, fewer registers).
-        if (gh <= 8) attn_scores_qreg<8, 1>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
-        else if (mk_ab_switches & kMkAbScoreQreg8)
-            attn_scores_qreg<8, 2>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
-        else attn_scores_qreg<16, 1>(qs, hdk, kst, krow_f, k0, first, cells, n, kpiece, gh, eb, sc, d.attn_scale, pc);
-    } else
+    // The register-held queries' tiles (attn_score_tiles_qreg): 0 none; 1 up to 8 rows; more than
+    // 8: 2 two blocks of 8 on four warps each (the A/B bit kMkAbScoreQreg8, fewer registers),
+    // 3 one block of 16 (8 K loads a tile; ptxas: spills).
+    const unsigned ab = mk_ab_switches;
+    const int qreg = hdk <= 128 && gh > 4 && gh <= 16 && (ARBOR_MK_SCORE_QREG == 1 || (ab & (kMkAbScoreQreg | kMkAbScoreQreg8)))
+                         ? (gh <= 8 ? 1 : (ab & kMkAbScoreQreg8) ? 2 : 3)
+                         : 0;
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
         block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
         __syncthreads();
         pc.mark(kPhAttnKStage);
-        const int ctiles = (np + ct - 1) / ct;
-        for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
-            const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
-            float dot;
-            switch (ht) {
-            case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-            default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+#if ARBOR_MK_SCORE_QREG
+        if (qreg == 1) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
+        else if (qreg == 2) attn_score_tiles_qreg<8, 2>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
+        else if (qreg == 3) attn_score_tiles_qreg<16, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
+        else
+#endif
+        {
+            const int ctiles = (np + ct - 1) / ct;
+            for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
+                const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
+                float dot;
+                switch (ht) {
+                case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+                case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+                case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+                default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
+                }
+                const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
+                const int h = hb + x / ct, j = cb + x % ct;
+                if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
             }
-            const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
-            const int h = hb + x / ct, j = cb + x % ct;
-            if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
         }
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);

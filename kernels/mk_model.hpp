@@ -107,12 +107,12 @@
 
 // ARBOR_MK_SCORE_QREG=1: an attention chunk item of 5 to 16 rows (reads and prefills: 16 on
 // the MoE) with head dims up to 128 keeps its queries in registers for the scores
-// (attn_scores_qreg in mk_block_ops.hpp): a tile loads its cells' K elements alone, 8 loads for
+// (attn_score_tiles_qreg in mk_block_ops.hpp): a tile loads its cells' K elements alone, 8 loads for
 // 128 multiply-adds where it loaded 48 (the scores were 2 x 6.7 us of a read50@16384 chunk
 // item's 57, gpu-next19). The bits do not change. =2: compiled in, and taken only when
 // ARBOR_GPU_SCORE_QREG=1 is set (the A/B bit kMkAbScoreQreg). ARBOR_GPU_SCORE_QREG=8 (either
 // mode): items of more than 8 rows take them as two blocks of 8 rows on four warps each, with half
-// the query registers (ptxas spilled the 16-row block's: 164/304 bytes).
+// the query registers (ptxas: the 16-row block spills 92/116 bytes, the 8-row ones none).
 #ifndef ARBOR_MK_SCORE_QREG
 #define ARBOR_MK_SCORE_QREG 0
 #endif
