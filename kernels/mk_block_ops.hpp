@@ -548,10 +548,11 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 // registers: the warps are B blocks, block b taking rows b * H .. b * H + H - 1 (H * B >= gh;
 // rows past gh repeat the last), and each warp holds its block's query elements of its lanes
 // (lane j: elements j, j + 32, j + 64, j + 96; hdk <= 128); its tiles are H rows x 32 / H cells,
-// so a tile loads only its cells' K elements (4 a cell and lane: with H = 16, 8 loads for 128
-// multiply-adds, where mkb::score_tile<8, 4> loaded 48). Lane j's accumulator of every dot is the
-// same chain (elements j, j + 32, ... in order, from +0), combined by the same
-// combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H query registers get an
+// so a tile loads only its cells' K elements (4 a cell and lane: with H = 8, 16 loads for 128
+// multiply-adds, where mkb::score_tile<8, 4> loaded 48). Used as <8, 1> (up to 8 rows) and
+// <8, 2> (9 to 16 rows); <16, 1> spilled 92/116 bytes and was no faster (gpu-next20). Lane j's
+// accumulator of every dot is the same chain (elements j, j + 32, ... in order, from +0),
+// combined by the same combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H query registers get an
 // allocation of their own (loaded again each piece: 4 H loads against the piece's tiles).
 template <int H, int B>
 __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const float* kst, int krow_f, int gh, int np,
@@ -671,13 +672,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     pc.mark(kPhAttnQ);
     const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, first, false);
     const uint8_t* v0 = mkm::kv_cell(P, t, s.layer, g, first, true);
-#if ARBOR_MK_KV_PREFETCH
-    if constexpr (std::is_same_v<Cells, DenseCells>)  // the chunk's n rows from `first`, contiguous
-        if (tid == 0 && (ARBOR_MK_KV_PREFETCH == 1 || (mk_ab_switches & kMkAbKvPrefetch))) {
-            mk_l2_prefetch(k0, static_cast<unsigned long long>(n) * hdk * eb);
-            mk_l2_prefetch(v0, static_cast<unsigned long long>(n) * hdv * eb);
-        }
-#endif
 
     // 2. scores, K piece by piece: the piece's K rows are staged as floats (converted once, not
     //    once per head) at an odd stride; then each warp takes tiles of 32 (head, cell) dots
@@ -692,13 +686,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
     float* kst = reinterpret_cast<float*>(stage);
 #if ARBOR_MK_SCORE_QREG
-    // The register-held queries' tiles (attn_score_tiles_qreg): 0 none; 1 up to 8 rows; more than
-    // 8: 2 two blocks of 8 on four warps each (the A/B bit kMkAbScoreQreg8, fewer registers),
-    // 3 one block of 16 (8 K loads a tile; ptxas: spills).
-    const unsigned ab = mk_ab_switches;
-    const int qreg = hdk <= 128 && gh > 4 && gh <= 16 && (ARBOR_MK_SCORE_QREG == 1 || (ab & (kMkAbScoreQreg | kMkAbScoreQreg8)))
-                         ? (gh <= 8 ? 1 : (ab & kMkAbScoreQreg8) ? 2 : 3)
-                         : 0;
+    // The register-held queries' tiles (attn_score_tiles_qreg): 0 none; 1 up to 8 rows on all
+    // eight warps; 2 more than 8 rows, as two blocks of 8 on four warps each.
+    const int qreg = hdk <= 128 && gh > 4 && gh <= 16 ? (gh <= 8 ? 1 : 2) : 0;
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
@@ -708,7 +698,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #if ARBOR_MK_SCORE_QREG
         if (qreg == 1) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
         else if (qreg == 2) attn_score_tiles_qreg<8, 2>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
-        else if (qreg == 3) attn_score_tiles_qreg<16, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
         else
 #endif
         {

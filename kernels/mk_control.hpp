@@ -21,9 +21,6 @@ static_assert(sizeof(MkLine) == 128);
 // in one build. None changes a result's bits.
 enum MkAbSwitch : unsigned {
     kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
-    kMkAbKvPrefetch = 2u,  // ARBOR_GPU_KV_PREFETCH=1 in ARBOR_MK_KV_PREFETCH=2 builds (mk_model.hpp)
-    kMkAbScoreQreg = 4u,   // ARBOR_GPU_SCORE_QREG=1 in ARBOR_MK_SCORE_QREG=2 builds (mk_model.hpp)
-    kMkAbScoreQreg8 = 8u,  // ARBOR_GPU_SCORE_QREG=8: rows past 8 as two blocks of 8 (any ARBOR_MK_SCORE_QREG build)
 };
 
 // ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)

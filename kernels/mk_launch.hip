@@ -88,31 +88,11 @@ Status MkRuntime::init() {
         return hip_error("cannot allocate the device control lines", e);
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
-    const char* kv_prefetch = std::getenv("ARBOR_GPU_KV_PREFETCH");
-    const char* score_qreg = std::getenv("ARBOR_GPU_SCORE_QREG");
-    const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
-                        (kv_prefetch && std::strcmp(kv_prefetch, "1") == 0 ? kMkAbKvPrefetch : 0u) |
-                        (score_qreg && std::strcmp(score_qreg, "1") == 0 ? kMkAbScoreQreg : 0u) |
-                        (score_qreg && std::strcmp(score_qreg, "8") == 0 ? kMkAbScoreQreg8 : 0u);
+    const unsigned ab = packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u;
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
     if (ab & kMkAbPackedOff)
         std::fprintf(stderr, "arbor: ARBOR_GPU_PACKED=0 ignored: this build has no byte-wise row-dot path "
                              "(NVIDIA builds with -DARBOR_MK_PACKED_SWITCH=1 have it)\n");
-#endif
-#if ARBOR_MK_KV_PREFETCH != 2
-    if (ab & kMkAbKvPrefetch)
-        std::fprintf(stderr, "arbor: ARBOR_GPU_KV_PREFETCH=1 ignored: this build %s the K and V prefetch "
-                             "(builds with -DARBOR_MK_KV_PREFETCH=2 switch it at run time)\n",
-                     ARBOR_MK_KV_PREFETCH ? "always takes" : "has no");
-#endif
-#if ARBOR_MK_SCORE_QREG == 0
-    if (ab & (kMkAbScoreQreg | kMkAbScoreQreg8))
-        std::fprintf(stderr, "arbor: ARBOR_GPU_SCORE_QREG ignored: this build does not keep the scores' queries in "
-                             "registers (builds with -DARBOR_MK_SCORE_QREG=2 switch it at run time)\n");
-#elif ARBOR_MK_SCORE_QREG != 2
-    if (ab & kMkAbScoreQreg)
-        std::fprintf(stderr, "arbor: ARBOR_GPU_SCORE_QREG=1 ignored: this build always keeps the scores' queries in "
-                             "registers (builds with -DARBOR_MK_SCORE_QREG=2 switch it at run time)\n");
 #endif
     if (!mk_set_ab_switches(ab)) return make_error("cannot set the megakernel's A/B switches");
     return {};

@@ -94,27 +94,21 @@
 #endif
 #endif
 
-// ARBOR_MK_KV_PREFETCH=1: an attention chunk item over a dense chunk asks the L2 for all of its K
-// and V rows when it starts (mk_l2_prefetch: one bulk prefetch each on sm_90, nothing elsewhere),
-// so that the K pieces after the first and the V pieces, staged after the scores and the softmax,
-// come from the L2 instead of device memory (a decode item at depth 229 staged two K pieces of
-// 4.7 us and a V piece of 5.0 us, gpu-next19). =2: compiled in, and taken only when
-// ARBOR_GPU_KV_PREFETCH=1 is set (the A/B bit kMkAbKvPrefetch), for runs of both in one build.
-// Only where bytes are read anyway: the bits do not change.
-#ifndef ARBOR_MK_KV_PREFETCH
-#define ARBOR_MK_KV_PREFETCH 0
-#endif
-
 // ARBOR_MK_SCORE_QREG=1: an attention chunk item of 5 to 16 rows (reads and prefills: 16 on
-// the MoE) with head dims up to 128 keeps its queries in registers for the scores
-// (attn_score_tiles_qreg in mk_block_ops.hpp): a tile loads its cells' K elements alone, 8 loads for
-// 128 multiply-adds where it loaded 48 (the scores were 2 x 6.7 us of a read50@16384 chunk
-// item's 57, gpu-next19). The bits do not change. =2: compiled in, and taken only when
-// ARBOR_GPU_SCORE_QREG=1 is set (the A/B bit kMkAbScoreQreg). ARBOR_GPU_SCORE_QREG=8 (either
-// mode): items of more than 8 rows take them as two blocks of 8 rows on four warps each, with half
-// the query registers (ptxas: the 16-row block spills 92/116 bytes, the 8-row ones none).
+// the MoE, 8 in its decode) with head dims up to 128 keeps its queries in registers for the scores
+// (attn_score_tiles_qreg in mk_block_ops.hpp): a warp's tile loads its cells' K elements alone,
+// 16 loads a lane for 128 multiply-adds where mkb::score_tile<8, 4> loaded 48. Items of more than 8
+// rows take them as two blocks of 8 rows on four warps each (one block of 16 on all eight
+// warps spilled 92/116 bytes and measured no faster). The bits do not change. Measured on the
+// H200 (gpu-next20, docs/BENCHMARKS.md): exact (356/0); the MoE's read50@16384 141.4 to 134.6 ms,
+// prefill256@16384 654.3 to 619.4, decode@16384 10.70 to 10.59 (qwen3-4b: 135.7 to 130.8, 614.1
+// to 586.4). On by default on NVIDIA; AMD builds keep it off until a gfx1151 run.
 #ifndef ARBOR_MK_SCORE_QREG
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_SCORE_QREG 1
+#else
 #define ARBOR_MK_SCORE_QREG 0
+#endif
 #endif
 
 namespace arbor::quant {

@@ -3,7 +3,7 @@
 # exactness programs, stripped and gzipped, into .carry/bin for a device call, so that the call
 # spends no device time building (a build there takes about 330 s of the session's 1800).
 # Usage: bash scripts/device-local-build.sh "CUDA FLAGS"     e.g.
-#   bash scripts/device-local-build.sh "-DARBOR_MK_KV_PREFETCH=2 -DARBOR_MK_SCORE_QREG=2"
+#   bash scripts/device-local-build.sh "-DARBOR_MK_SOME_SWITCH=1"
 # Builds with run-time A/B switches (=2 modes) let one binary time both paths in one call.
 # About 20 minutes on two cores from nothing (the megakernel's translation unit alone about 12),
 # then a relink. The binaries link libstdc++ dynamically: they need glibc 2.34 and GLIBCXX_3.4.29
