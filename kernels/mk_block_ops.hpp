@@ -64,8 +64,9 @@ struct CopyAs {
     template <class W>
     __device__ W operator()(W w) const { return w; }
 };
-template <int kU = 8, class D, class S, class F = CopyAs>
+template <class D, class S, class F = CopyAs>
 __device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
+    constexpr int kU = 8;
     for (long long base = threadIdx.x; base < n; base += kMkBlockThreads * kU) {
         S r[kU];
 #pragma unroll
@@ -78,13 +79,12 @@ __device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
 }
 
 // Copies `bytes` (a multiple of 4) from global src to shared dst: 16-byte vectors when both ends
-// allow, else 4-byte words; kU words a thread in flight at once.
-template <int kU = 8>
+// allow, else 4-byte words.
 __device__ inline void block_stage(void* dst, const void* src, long long bytes) {
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0)
-        block_copy<kU>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
+        block_copy(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
     else
-        block_copy<kU>(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
+        block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
 }
 
 // Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
@@ -159,9 +159,10 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
 // Copies the rows of cells c0 .. c0 + np - 1 of a cell map (cells.cell(j): the j-th attended
 // cell, in increasing order) into shared dst, row after row, in words of W (every thread's loads
 // issued before its stores); base is the row of cell `first`, a row is wpr words.
-template <int kU, class W, class Cells>
+template <class W, class Cells>
 __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long first, const Cells& cells, int c0, int np,
                                        int wpr, int row_bytes) {
+    constexpr int kU = 8;
     const int n = np * wpr;  // at most 256 cells x 64 words
     for (int b = static_cast<int>(threadIdx.x); b < n; b += kMkBlockThreads * kU) {
         W r[kU];
@@ -182,14 +183,14 @@ __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long fi
 }
 
 // The rows of cells c0 .. c0 + np - 1 of a cell map into shared dst: 16-byte words when the
-// rows allow, else 4-byte words; kU words a thread in flight at once.
-template <int kU = 8, class Cells>
+// rows allow, else 4-byte words.
+template <class Cells>
 __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long first, const Cells& cells, int c0,
                                         int np, int row_bytes) {
     if (((reinterpret_cast<unsigned long long>(base) | reinterpret_cast<unsigned long long>(dst) | row_bytes) & 15) == 0)
-        block_copy_rows<kU>(reinterpret_cast<uint4*>(dst), base, first, cells, c0, np, row_bytes / 16, row_bytes);
+        block_copy_rows(reinterpret_cast<uint4*>(dst), base, first, cells, c0, np, row_bytes / 16, row_bytes);
     else
-        block_copy_rows<kU>(reinterpret_cast<unsigned*>(dst), base, first, cells, c0, np, row_bytes / 4, row_bytes);
+        block_copy_rows(reinterpret_cast<unsigned*>(dst), base, first, cells, c0, np, row_bytes / 4, row_bytes);
 }
 
 // The cells of a dense chunk: first, first + 1, ...
@@ -199,10 +200,9 @@ struct DenseCells {
 };
 
 // A dense chunk's rows are contiguous: one flat copy, no per-word cell lookup.
-template <int kU = 8>
 __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long, const DenseCells&, int c0, int np,
                                         int row_bytes) {
-    block_stage<kU>(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
+    block_stage(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
 }
 
 namespace mkb {
@@ -267,8 +267,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
         const int wpr = row_bytes / 16, rows = kMkBlockThreads / wpr;  // 16-byte words a row, rows a round
         const int j0 = tid / wpr, w = tid - j0 * wpr;
         if (j0 >= rows) return;
-        // a 64-cell piece of 16-word rows in one round (ARBOR_MK_STAGE_WIDE: a 128-cell piece)
-        constexpr int kU4 = ARBOR_MK_STAGE_WIDE ? 8 : 4;
+        constexpr int kU4 = 4;  // a 64-cell piece of 16-word rows in one round
         for (int jb = j0; jb < np; jb += rows * kU4) {
             uint4 r[kU4];
 #pragma unroll
@@ -376,9 +375,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-        // ARBOR_MK_STAGE_WIDE: 16 words a thread in flight (a 64 KiB piece in one round) where
-        // the thread's o registers leave room for them
-        block_stage_rows<ARBOR_MK_STAGE_WIDE && HM <= 8 ? 16 : 8>(stage, v0, first, cells, c0, np, vrow);
+        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -601,34 +598,6 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
 }
 #endif
 
-#if ARBOR_MK_SOFTMAX_ILP
-// The contract's sequential sum of a chunk row's n exponentials (cells in order, from +0), by one
-// lane, each eight cells' loads issued before the previous eight are added.
-__device__ inline float attn_row_sum(const float* e, int n) {
-    ARBOR_MK_SMEM(e);
-    float l = 0.0f;
-    int j = 0;
-    if (n >= 8) {
-        float a[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) a[u] = e[u];
-        for (j = 8; j + 8 <= n; j += 8) {
-            float b[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) b[u] = e[j + u];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) l = num::add_rn(l, a[u]);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) a[u] = b[u];
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) l = num::add_rn(l, a[u]);  // cells j - 8 .. j - 1
-    }
-    for (; j < n; ++j) l = num::add_rn(l, e[j]);
-    return l;
-}
-#endif
-
 // Item (((g * T) + t) * max_chunks + ch) * head_parts + part: chunk ch of the attention of
 // the q heads of kv head g for token t, heads h0 .. h0 + gh - 1 of the group (part p of
 // s.head_parts takes gh = group / head_parts heads from h0 = p * gh). With s.direct (the pass has one chunk per token) the chunk is the whole
@@ -752,64 +721,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
     // 3. max, exponentials and l per head
-#if ARBOR_MK_SOFTMAX_ILP
-    static_assert(mkm::kChunk == 8 * 32, "a lane's cells of a chunk are eight");
-    if (gh * 4 <= kMkBlockWarps) {
-        // Few rows (a decode item's one or two heads): every thread takes one cell of every row
-        // for the max and the exponentials, where one warp a row took eight after one another.
-        // Each thread's max starts from e[0] and takes a cell only if it is greater, as the
-        // warp's lanes do, so the maximum is the same value (at most the sign of a zero maximum
-        // can differ, and exp_f(s - m) and the combine's exp_f(m - M) do not see it).
-        float* red = reinterpret_cast<float*>(stage);  // [gh][warps] partial maxima (the stage is free until V)
-        for (int h = 0; h < gh; ++h) {
-            const float* e = sc + h * mkm::kChunk;
-            float m = e[0];
-            if (tid < n && e[tid] > m) m = e[tid];
-            for (int o = 16; o >= 1; o >>= 1) {
-                const float x = __shfl_xor(m, o);
-                if (x > m) m = x;
-            }
-            if (lane == 0) red[h * kMkBlockWarps + warp] = m;
-        }
-        __syncthreads();
-        for (int h = 0; h < gh; ++h) {
-            float m = red[h * kMkBlockWarps];
-            for (int w = 1; w < kMkBlockWarps; ++w)
-                if (red[h * kMkBlockWarps + w] > m) m = red[h * kMkBlockWarps + w];
-            float* e = sc + h * mkm::kChunk;
-            if (tid < n) e[tid] = num::exp_f(num::sub_rn(e[tid], m));
-            if (tid == 0) ms[h] = m;
-        }
-        __syncthreads();
-        if (warp < gh && lane == 0) ls[warp] = attn_row_sum(sc + warp * mkm::kChunk, n);
-    } else
-#endif
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
-#if ARBOR_MK_SOFTMAX_ILP
-        // A lane's eight cells loaded at once, the same compares in the same order, then eight
-        // independent exponentials (one dependent chain of eight before).
-        float v[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) v[u] = lane + 32 * u < n ? e[lane + 32 * u] : 0.0f;
-        float m = e[0];
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-            if (lane + 32 * u < n && v[u] > m) m = v[u];
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_xor(m, o);
-            if (x > m) m = x;
-        }
-        arbor_syncwarp();  // every lane's read of e[0] before lane 0 writes it
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-            if (lane + 32 * u < n) e[lane + 32 * u] = num::exp_f(num::sub_rn(v[u], m));
-        arbor_syncwarp();
-        if (lane == 0) {
-            ms[h] = m;
-            ls[h] = attn_row_sum(e, n);
-        }
-#else
         float m = e[0];
         for (int j = lane; j < n; j += 32)
             if (e[j] > m) m = e[j];
@@ -834,7 +747,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             ms[h] = m;
             ls[h] = l;
         }
-#endif
     }
 
     pc.mark(kPhAttnSoftmax);

@@ -111,26 +111,6 @@
 #endif
 #endif
 
-// ARBOR_MK_STAGE_WIDE=1: an attention chunk item stages its K rows with 8 16-byte words a thread
-// in flight (a 128-cell piece of 128 halves in one memory round trip, where 4 words took two) and
-// its V rows with 16 (a 64 KiB piece in one round trip, where 8 took two) when the o loop holds
-// at most 8 heads a thread. Aimed at the staging phases (a decode item at depth 229: K 2 x 4.7
-// us, V 5.0 of 27; read50@16384: K 3 x 3.4, V 2 x 3.3 of about 50). Only where bytes are loaded:
-// the bits do not change.
-#ifndef ARBOR_MK_STAGE_WIDE
-#define ARBOR_MK_STAGE_WIDE 0
-#endif
-
-// ARBOR_MK_SOFTMAX_ILP=1: the chunk item's softmax loads a lane's eight cells at once and runs
-// their eight exponentials independently (one dependent chain of eight before), the in-order
-// sum loads each eight cells before the previous eight are added (attn_row_sum), and items of
-// one or two rows (decode) take the max and the exponentials on every warp, one cell a thread.
-// Aimed at the softmax phase (6.5 us a mark at read50@16384, 4.0 of a 27 us decode item at
-// depth 229). The same values in the same order: the bits do not change.
-#ifndef ARBOR_MK_SOFTMAX_ILP
-#define ARBOR_MK_SOFTMAX_ILP 0
-#endif
-
 namespace arbor::quant {
 struct BlockQ8A;
 }
