@@ -338,9 +338,11 @@ struct AttnOut {
 #endif
 };
 
-// Not inlined: each HM its own register allocation (and ptxas's spill report of it).
-template <int HM, class Cells>
+// Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
+// takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, f16 V rows only) of HM heads.
+template <int HM, int DP = 1, class Cells>
 __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& pc) {
+    static_assert(DP == 1 || DP == 2, "one or two dims a thread");
     const MkPass& P = a.P;
     const MkModelStage& s = a.s;
     const MkDims& d = P.d;
@@ -361,12 +363,15 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     ARBOR_MK_SMEM(stage);
     const Cells& cells = a.cells;
     const int tid = static_cast<int>(threadIdx.x);
-    const int slices = kMkBlockThreads / hdv;
-    const int dd = tid % hdv, slice = tid / hdv;
+    const int tpr = hdv / DP;  // threads a head's row (hdv even when DP = 2)
+    const int slices = kMkBlockThreads / tpr;
+    const int dd = tid % tpr * DP, slice = tid / tpr;  // the thread's first dim, and its heads' slice
     constexpr int kMaxHeads = HM;  // at least ceil(gh / slices), the heads a thread has
-    float o[kMaxHeads];
+    float o[kMaxHeads][DP];
 #pragma unroll
-    for (int k = 0; k < kMaxHeads; ++k) o[k] = 0.0f;
+    for (int k = 0; k < kMaxHeads; ++k)
+#pragma unroll
+        for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
     // Pieces of a multiple of 8 cells keep every 8-cell group's weights 32-byte aligned in sc
     // (when the queries before it are whole 16-byte words), read as two 16-byte words.
     int vpiece = static_cast<int>(stage_bytes / vrow);
@@ -385,15 +390,24 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // conversion) and weights are loaded together, then each head's o takes the eight
             // cells in order.
             for (; j + 8 <= np; j += 8) {
-                float v8[8];
-                if (eb == 4) {
+                float v8[DP][8];
+                if constexpr (DP == 2) {  // f16 rows: a 4-byte word holds the thread's two halves
+                    unsigned w8[8];
+                    uint16_t lo8[8], hi8[8];
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) v8[u] = *reinterpret_cast<const float*>(vcol + (j + u) * vrow);
+                    for (int u = 0; u < 8; ++u) w8[u] = *reinterpret_cast<const unsigned*>(vcol + (j + u) * vrow);
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) lo8[u] = static_cast<uint16_t>(w8[u] & 0xffffu), hi8[u] = static_cast<uint16_t>(w8[u] >> 16);
+                    mkb::f16x8_to_f32(lo8, v8[0]);
+                    mkb::f16x8_to_f32(hi8, v8[DP - 1]);
+                } else if (eb == 4) {
+#pragma unroll
+                    for (int u = 0; u < 8; ++u) v8[0][u] = *reinterpret_cast<const float*>(vcol + (j + u) * vrow);
                 } else {
                     uint16_t r8[8];
 #pragma unroll
                     for (int u = 0; u < 8; ++u) r8[u] = *reinterpret_cast<const uint16_t*>(vcol + (j + u) * vrow);
-                    mkb::f16x8_to_f32(r8, v8);
+                    mkb::f16x8_to_f32(r8, v8[0]);
                 }
 #if ARBOR_MK_ATTN_O_GROUPS
                 // Heads in groups of up to 8: every head's eight weights loaded before any FMA,
@@ -426,7 +440,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
                     for (int u = 0; u < 8; ++u)
 #pragma unroll
-                        for (int k = 0; k < kG; ++k) o[k0 + k] = fmaf(e8[k][u], v8[u], o[k0 + k]);
+                        for (int k = 0; k < kG; ++k)
+#pragma unroll
+                            for (int p = 0; p < DP; ++p) o[k0 + k][p] = fmaf(e8[k][u], v8[p][u], o[k0 + k][p]);
                 }
 #else
 #pragma unroll
@@ -444,16 +460,22 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int u = 0; u < 8; ++u) e8[u] = e[u];
                     }
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) o[k] = fmaf(e8[u], v8[u], o[k]);
+                    for (int u = 0; u < 8; ++u)
+#pragma unroll
+                        for (int p = 0; p < DP; ++p) o[k][p] = fmaf(e8[u], v8[p][u], o[k][p]);
                 }
 #endif
             }
             for (; j < np; ++j) {
-                const float vj = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, 0);
+                float vj[DP];
+#pragma unroll
+                for (int p = 0; p < DP; ++p) vj[p] = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, p);
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
-                    if (h < gh) o[k] = fmaf(sc[h * mkm::kChunk + c0 + j], vj, o[k]);
+                    if (h < gh)
+#pragma unroll
+                        for (int p = 0; p < DP; ++p) o[k][p] = fmaf(sc[h * mkm::kChunk + c0 + j], vj[p], o[k][p]);
                 }
             }
         }
@@ -470,7 +492,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 // O = fmaf(o, w, +0) (this turns an o of -0, which an underflowing fmaf can
                 // give, into +0 as the CPU's combine does).
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
-                out[h * hdv + dd] = num::div_rn(fmaf(o[k], w, 0.0f), fmaf(ls[h], w, 0.0f));
+#pragma unroll
+                for (int p = 0; p < DP; ++p) out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -486,7 +509,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #else
                 float* r = part + h * (hdv + 2);
 #endif
-                r[dd] = o[k];
+#pragma unroll
+                for (int p = 0; p < DP; ++p) r[dd + p] = o[k][p];
                 if (dd == 0) {
                     r[hdv] = ms[h];
                     r[hdv + 1] = ls[h];
@@ -754,10 +778,21 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 4. o over the cells in order, V piece by piece, and the write: as many o registers as a
     // thread has heads (a decode item of one head holds one, not the sixteen of the widest case).
     const int hpt = (gh + kMkBlockThreads / hdv - 1) / (kMkBlockThreads / hdv);  // hdv <= 256 (host check)
+#if ARBOR_MK_O_PAIRS
+    // Items of 8 or more heads a thread (reads and prefills) with f16 V rows: two dims a thread,
+    // half the heads (attn_o_write<HM, 2>).
+    const int slices2 = kMkBlockThreads / (hdv / 2), hpt2 = (gh + slices2 - 1) / slices2;
+    const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
+#endif
 #if ARBOR_MK_ATTN_TOKENS
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+#endif
+#if ARBOR_MK_O_PAIRS
+    if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
+    else if (pairs) attn_o_write<8, 2>(out, pc);
+    else
 #endif
     if (hpt <= 1) attn_o_write<1>(out, pc);
     else if (hpt <= 2) attn_o_write<2>(out, pc);

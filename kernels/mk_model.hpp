@@ -111,6 +111,17 @@
 #endif
 #endif
 
+// ARBOR_MK_O_PAIRS=1: in an attention chunk item of 8 or more heads a thread (reads and prefills:
+// 16 rows of 128 dims) with f16 V rows, the o loop's thread takes two adjacent dims of half as
+// many heads (attn_o_write<HM, 2>): per 8 cells 8 four-byte V loads and 8 weight words (4 heads)
+// where it took 8 two-byte V loads and 16 weight words (8 heads), for the same 64 FMAs and fewer
+// registers (weights 32 against 64). Each (head, dim)'s o is the same fmaf chain over the cells
+// in order: the bits do not change. Aimed at the o phase (2 x 7.4 us of a read50@16384 chunk
+// item, gpu-next19), if its shared-memory loads are what bounds it.
+#ifndef ARBOR_MK_O_PAIRS
+#define ARBOR_MK_O_PAIRS 0
+#endif
+
 namespace arbor::quant {
 struct BlockQ8A;
 }
