@@ -397,7 +397,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
                     for (int u = 0; u < 8; ++u) w8[u] = *reinterpret_cast<const unsigned*>(vcol + (j + u) * vrow);
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) lo8[u] = static_cast<uint16_t>(w8[u] & 0xffffu), hi8[u] = static_cast<uint16_t>(w8[u] >> 16);
+                    for (int u = 0; u < 8; ++u) {
+                        lo8[u] = static_cast<uint16_t>(w8[u] & 0xffffu);
+                        hi8[u] = static_cast<uint16_t>(w8[u] >> 16);
+                    }
                     mkb::f16x8_to_f32(lo8, v8[0]);
                     mkb::f16x8_to_f32(hi8, v8[DP - 1]);
                 } else if (eb == 4) {
@@ -469,7 +472,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             for (; j < np; ++j) {
                 float vj[DP];
 #pragma unroll
-                for (int p = 0; p < DP; ++p) vj[p] = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, p);
+                for (int p = 0; p < DP; ++p)
+                    vj[p] = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, p);
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
@@ -493,7 +497,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 // give, into +0 as the CPU's combine does).
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
 #pragma unroll
-                for (int p = 0; p < DP; ++p) out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
+                for (int p = 0; p < DP; ++p)
+                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -576,8 +581,9 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 // multiply-adds, where mkb::score_tile<8, 4> loaded 48). Used as <8, 1> (up to 8 rows) and
 // <8, 2> (9 to 16 rows); <16, 1> spilled 92/116 bytes and was no faster (gpu-next20). Lane j's
 // accumulator of every dot is the same chain (elements j, j + 32, ... in order, from +0),
-// combined by the same combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H query registers get an
-// allocation of their own (loaded again each piece: 4 H loads against the piece's tiles).
+// combined by the same combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H
+// query registers get an allocation of their own (loaded again each piece: 4 H loads against the
+// piece's tiles).
 template <int H, int B>
 __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const float* kst, int krow_f, int gh, int np,
                                                    int c0, float* sc, float scale) {
