@@ -1,0 +1,37 @@
+#!/bin/bash
+# The deep rows (read50@16384, prefill256@16384, decode@16384) and decode@229 of the qwen3moe and
+# qwen3-4b shapes for this tree's build and its variants, from one saved 16k context per shape,
+# interleaved, two rounds. Run it on a warm machine after the build part of device-ab.sh
+# (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME):
+#   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
+# About 70 s for the two contexts (made once per machine by this tree's build), then about 12 s
+# a build, shape and round. Prints "round shape build row p50 min max" (ms) and writes
+# $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes.
+set -u
+OUTDIR=${OUT:-/tmp/check-out}
+mkdir -p "$OUTDIR"
+base=/tmp/b/engine/arbor-cli
+[ -x "$base" ] || { echo "error: no build at /tmp/b (run device-ab.sh's build part on this machine first)"; exit 2; }
+for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
+    [ -f /tmp/arbor-shapes/$m.gguf ] || { echo "error: no shape /tmp/arbor-shapes/$m.gguf"; exit 2; }
+    mkdir -p /tmp/ctx-$m
+    [ -f /tmp/ctx-$m/arbor-bench-c1-16384.park ] ||
+        timeout 150 "$base" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
+            --save-contexts /tmp/ctx-$m >"$OUTDIR/save-$m.txt" 2>&1 ||
+        { echo "error: saving the $m context failed:"; tail -3 "$OUTDIR/save-$m.txt"; exit 2; }
+    echo "context $m: $SECONDS s"
+done
+rows=read50@16384,prefill256@16384,decode@16384,decode@229
+for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
+    for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
+        for v in main ${ARBOR_DEEP_VARIANTS:-}; do
+            cli=/tmp/bv-$v/engine/arbor-cli
+            [ "$v" = main ] && cli=$base
+            [ -x "$cli" ] || { echo "$round $m $v FAIL (no build)"; continue; }
+            timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows $rows --reps 3 --warmup 1 \
+                --context /tmp/ctx-$m/arbor-bench-c1-16384.park 2>&1 |
+                awk -v m=$m -v v=$v -v r=$round '$1 ~ /@/ {print r, m, v, $1, $2, $3, $4; n++} END {if (!n) print r, m, v, "FAIL"}'
+        done
+        echo "t=$SECONDS s"
+    done
+done | tee "$OUTDIR/deep-rows.txt"
