@@ -6,7 +6,9 @@
 #   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
 # About 70 s for the two contexts (made once per machine by this tree's build), then about 12 s
 # a build, shape and round. Prints "round shape build row p50 min max" (ms) and writes
-# $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes.
+# $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes. A variant
+# NAME:VAR=VALUE runs build NAME (main: this tree's) with that environment variable set, e.g.
+# ARBOR_DEEP_VARIANTS="op main:ARBOR_GPU_HEAD_SPLIT=0" (a run-time switch costs no build).
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -25,10 +27,12 @@ rows=read50@16384,prefill256@16384,decode@16384,decode@229
 for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
     for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
         for v in main ${ARBOR_DEEP_VARIANTS:-}; do
-            cli=/tmp/bv-$v/engine/arbor-cli
-            [ "$v" = main ] && cli=$base
+            b=${v%%:*} e=X_ARBOR_UNSET=1
+            [ "$b" != "$v" ] && e=${v#*:}
+            cli=/tmp/bv-$b/engine/arbor-cli
+            [ "$b" = main ] && cli=$base
             [ -x "$cli" ] || { echo "$round $m $v FAIL (no build)"; continue; }
-            timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows $rows --reps 3 --warmup 1 \
+            env "$e" timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows $rows --reps 3 --warmup 1 \
                 --context /tmp/ctx-$m/arbor-bench-c1-16384.park 2>&1 |
                 awk -v m=$m -v v=$v -v r=$round '$1 ~ /@/ {print r, m, v, $1, $2, $3, $4; n++} END {if (!n) print r, m, v, "FAIL"}'
         done
