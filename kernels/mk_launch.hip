@@ -1,7 +1,6 @@
 #include "mk_launch.hpp"
 
 #include "arbor_hip.hpp"
-#include "mk_model.hpp"
 #include "mk_sync.hpp"
 
 #include <algorithm>
