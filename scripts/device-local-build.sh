@@ -11,7 +11,8 @@
 # call that carries them says). The carry must stay under 64 MiB: with .carry/models whole it
 # does not, so this drops the models the suite does not require (random-llama-bf16, qwen3moe
 # Q2_K and Q3_K_M; tests/gpu/logits_exact_models.cpp lists the required ones): those cases are
-# left out of that call's gpu_logits_exact. On the device:
+# left out of that call's gpu_logits_exact, and of every later call until
+# `bash scripts/device-carry.sh` puts them back (gpu-next20 ran 356 of 371 cases so). On the device:
 #   B=/tmp/x; mkdir -p $B; for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
 #     gzip -dc .carry/bin/$f.gz > $B/$f; chmod +x $B/$f; done
 #   $B/gpu_logits_exact --a gpu --b cpu --models $PWD/.carry/models --cli $B/arbor-cli
