@@ -122,7 +122,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             const bool timed = mk_phase_flag();
             for (long long item = gwarp; item < st.items; item += warps) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
-#if ARBOR_MK_EXPERT_MAJOR && ARBOR_MK_MAJOR_AHEAD
+#if ARBOR_MK_EXPERT_MAJOR && (ARBOR_MK_MAJOR_AHEAD & 3)
                 if (st.op == kOpExpertGatedFfnMajor || st.op == kOpExpertDownMajor)
                     mkm::major_ahead(st.op, *st.model.pass, st.model, item, item + warps, st.items, lane);
 #endif

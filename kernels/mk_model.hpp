@@ -116,10 +116,17 @@
 // many heads (attn_o_write<HM, 2>): per 8 cells 8 four-byte V loads and 8 weight words (4 heads)
 // where it took 8 two-byte V loads and 16 weight words (8 heads), for the same 64 FMAs and fewer
 // registers (weights 32 against 64). Each (head, dim)'s o is the same fmaf chain over the cells
-// in order: the bits do not change. Aimed at the o phase (2 x 7.4 us of a read50@16384 chunk
-// item, gpu-next19), if its shared-memory loads are what bounds it.
+// in order: the bits do not change. Measured on the H200 (gpu-next21, docs/BENCHMARKS.md):
+// exact (371/0, 28/0, 10/0); read50@16384 134.7 to 129.7 ms on the MoE, 130.5 to 126.8 on
+// qwen3-4b, prefill256@16384 617.3 to 593.2 and 585.0 to 566.3; decode rows within their
+// rounds' spread (their items take one or two heads a thread, not this path). On by default on
+// NVIDIA; AMD builds keep it off until a gfx1151 run.
 #ifndef ARBOR_MK_O_PAIRS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_O_PAIRS 1
+#else
 #define ARBOR_MK_O_PAIRS 0
+#endif
 #endif
 
 namespace arbor::quant {
@@ -443,7 +450,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // blocks while it runs the current pair's dots (mkm::for_pairs_ahead_of). An item (about 4 us
 // with 3 pairs at read50) waited for its rows from device memory after the routes' round trip,
 // and for each pair's activations from the L2 in turn. Hints only (no value read changes): the
-// bits do not change. NVIDIA only (gfx11 has no data prefetch).
+// bits do not change. NVIDIA only (gfx11 has no data prefetch). A bit mask of the three: 1 the
+// item's rows into the L1, 2 the next item's into the L2, 4 the down's next pair (7: all).
 #ifndef ARBOR_MK_MAJOR_AHEAD
 #define ARBOR_MK_MAJOR_AHEAD 0
 #endif

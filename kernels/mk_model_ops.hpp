@@ -707,14 +707,17 @@ __device__ inline MajorRows major_rows(int op, const MkPass& P, const MkModelSta
 // (< items), which the item then does not wait for.
 __device__ inline void major_ahead(int op, const MkPass& P, const MkModelStage& s, long long item, long long next,
                                    long long items, int lane) {
-    const MajorRows r = major_rows(op, P, s, item);
-    const int k = lane / 16;
-    if (r.w[k] != nullptr) warp_l1_lines(r.w[k], r.bytes[k] < 16 * 128 ? r.bytes[k] : 16 * 128, lane & 15);
-    if (lane == 0 && next < items) {
-        const MajorRows n = major_rows(op, P, s, next);
-        arbor_prefetch_l2(n.w[0], n.bytes[0]);
-        if (n.w[1] != nullptr) arbor_prefetch_l2(n.w[1], n.bytes[1]);
+    if constexpr ((ARBOR_MK_MAJOR_AHEAD & 1) != 0) {
+        const MajorRows r = major_rows(op, P, s, item);
+        const int k = lane / 16;
+        if (r.w[k] != nullptr) warp_l1_lines(r.w[k], r.bytes[k] < 16 * 128 ? r.bytes[k] : 16 * 128, lane & 15);
     }
+    if constexpr ((ARBOR_MK_MAJOR_AHEAD & 2) != 0)
+        if (lane == 0 && next < items) {
+            const MajorRows n = major_rows(op, P, s, next);
+            arbor_prefetch_l2(n.w[0], n.bytes[0]);
+            if (n.w[1] != nullptr) arbor_prefetch_l2(n.w[1], n.bytes[1]);
+        }
 }
 #endif
 
@@ -812,7 +815,7 @@ ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage&
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
     const uint8_t* w1 = mkm::wrow(dw, two ? r + 1 : r, e);
-#if ARBOR_MK_MAJOR_AHEAD
+#if ARBOR_MK_MAJOR_AHEAD & 4
     // The next pair's activations (the Q8A blocks of HE, or HE itself for float rows) into the L1.
     const bool fl = dw.type == static_cast<int>(TensorType::F32) || dw.type == static_cast<int>(TensorType::F16) ||
                     dw.type == static_cast<int>(TensorType::BF16);
