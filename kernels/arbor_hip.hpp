@@ -143,29 +143,6 @@ __device__ inline void arbor_assume_shared(const T* p) {
 #endif
 }
 
-// Asks the L1 (and the L2 on the way) for the cache line holding p; no register waits on it. A
-// hint: NVIDIA only (gfx11 has no data prefetch; AMD builds do nothing).
-__device__ inline void arbor_prefetch_l1(const void* p) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    asm volatile("prefetch.L1 [%0];" ::"l"(p));
-#else
-    (void)p;
-#endif
-}
-
-// Asks the L2 for bytes [p, p + bytes) (widened to 16-byte bounds); no register waits on it.
-// sm_90's bulk prefetch is one instruction for the whole range; other targets do nothing.
-__device__ inline void arbor_prefetch_l2(const void* p, unsigned long long bytes) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const unsigned long long a = reinterpret_cast<unsigned long long>(p) & ~15ull;
-    const unsigned long long e = (reinterpret_cast<unsigned long long>(p) + bytes + 15ull) & ~15ull;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(static_cast<unsigned>(e - a)) : "memory");
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 // Back off inside a spin-wait without burning issue slots.
 __device__ inline void arbor_pause() {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

@@ -122,10 +122,6 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             const bool timed = mk_phase_flag();
             for (long long item = gwarp; item < st.items; item += warps) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
-#if ARBOR_MK_EXPERT_MAJOR && (ARBOR_MK_MAJOR_AHEAD & 3)
-                if (st.op == kOpExpertGatedFfnMajor || st.op == kOpExpertDownMajor)
-                    mkm::major_ahead(st.op, *st.model.pass, st.model, item, item + warps, st.items, lane);
-#endif
                 mk_model_item(st.op, st.model, item, lane);
                 if (timed) {
                     arbor_syncwarp();
@@ -153,6 +149,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #endif
     if (threadIdx.x == 0) n_events = 0;
     mk_phase_flag_load();
+    mk_ab_load();
     __syncthreads();
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) & 31;

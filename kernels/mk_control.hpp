@@ -21,6 +21,7 @@ static_assert(sizeof(MkLine) == 128);
 // in one build. None changes a result's bits.
 enum MkAbSwitch : unsigned {
     kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
+    kMkAbStreamW = 2u,    // ARBOR_GPU_STREAM_W=1 (ARBOR_MK_STREAM_W=2 builds): weights read evict-first
 };
 
 // ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)
@@ -31,6 +32,18 @@ enum MkAbSwitch : unsigned {
 // still set, and ARBOR_GPU_PACKED=0 is reported as ignored.
 #ifndef ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_PACKED_SWITCH 0
+#endif
+
+// ARBOR_MK_STREAM_W (NVIDIA builds): the quantized weight words the row dots and the prefill tiles
+// read (mkw::wload) are loaded cache-streaming (ld.global.cs: evict-first in the L1 and the L2).
+// A decode step streams 1.7 GB of MoE weights through the 50 MB L2, and what they evict is what
+// the next level needs again: the megakernel's code (5.5 MB of SASS; a stage's first item a warp
+// takes 5-17x its later ones: expert gated FFN 91.8 against 5.2 us, down 71.4 against 4.3, at
+// read50 on the H200, gpu-next21), the activations and the KV cells. 1: always; 2: when
+// ARBOR_GPU_STREAM_W=1 (the A/B bit kMkAbStreamW, copied into shared memory at the entry);
+// 0 (default): plain loads. The values read do not change, so neither do the bits.
+#ifndef ARBOR_MK_STREAM_W
+#define ARBOR_MK_STREAM_W 0
 #endif
 
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };

@@ -57,6 +57,15 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 // The A/B switch bits of mk_control.hpp (MkAbSwitch), set by the host (mk_set_ab_switches).
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).
 __device__ unsigned mk_ab_switches;
+#if ARBOR_MK_STREAM_W == 2
+__shared__ unsigned mk_ab_s;  // mk_ab_switches, copied at the megakernel's entry (mk_ab_load)
+#endif
+// At the megakernel's entry, before its first __syncthreads.
+__device__ inline void mk_ab_load() {
+#if ARBOR_MK_STREAM_W == 2
+    if (threadIdx.x == 0) mk_ab_s = mk_ab_switches;
+#endif
+}
 
 // Fmt::terms of one sub-block, from words where the format has a packed form
 // (quant_blocks_packed.hpp: the same SubTerms, four products per dot instruction). Every device
@@ -116,6 +125,18 @@ __device__ inline Q8AWords load_q8a(const quant::BlockQ8A* p) {
 
 namespace mkw {
 
+// A quantized weight word (ARBOR_MK_STREAM_W, mk_control.hpp: cache-streaming where on).
+template <class T>
+__device__ inline T wload(const T* p) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 1
+    return __ldcs(p);
+#elif defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2
+    return (mk_ab_s & kMkAbStreamW) ? __ldcs(p) : *p;
+#else
+    return *p;
+#endif
+}
+
 // The 32 bits at bit s (0..31) of the 64-bit hi:lo (a funnel shift on both vendors).
 __device__ inline uint32_t funnel(uint32_t lo, uint32_t hi, unsigned s) {
     return static_cast<uint32_t>(((static_cast<unsigned long long>(hi) << 32) | lo) >> s);
@@ -131,7 +152,7 @@ __device__ inline void words32_a2(const uint8_t* p, uint32_t* q) {
     const unsigned s = static_cast<unsigned>(a & 3ull) * 8u;
     uint32_t u[9];
 #pragma unroll
-    for (int k = 0; k < 9; ++k) u[k] = base[k];
+    for (int k = 0; k < 9; ++k) u[k] = wload(base + k);
 #pragma unroll
     for (int j = 0; j < 8; ++j) q[j] = funnel(u[j], u[j + 1], s);
 }
@@ -146,13 +167,13 @@ struct Wide {
 template <int Qs, bool K5>
 __device__ inline quant::blocks::PackedSub k4_wide(const uint8_t* b, int sb) {
     using namespace quant::blocks;
-    const uint4 h = *reinterpret_cast<const uint4*>(b);
+    const uint4 h = wload(reinterpret_cast<const uint4*>(b));
     const uint4* qs = reinterpret_cast<const uint4*>(b + Qs + 32 * (sb / 2));
-    const uint4 q0 = qs[0], q1 = qs[1];
+    const uint4 q0 = wload(qs), q1 = wload(qs + 1);
     uint4 h0{}, h1{};
     if constexpr (K5) {  // the fifth bits: bit sb of the 32 bytes at 16
-        h0 = reinterpret_cast<const uint4*>(b + 16)[0];
-        h1 = reinterpret_cast<const uint4*>(b + 16)[1];
+        h0 = wload(reinterpret_cast<const uint4*>(b + 16));
+        h1 = wload(reinterpret_cast<const uint4*>(b + 16) + 1);
     }
     PackedSub p;
     k4_scale_min_w(h.y, h.z, h.w, sb, &p.k1, &p.k2);
@@ -198,10 +219,10 @@ struct Wide<quant::blocks::Q6_K> {
         const int lshift = 4 * (k >> 1), hshift = 2 * k;
 #pragma unroll
         for (int j = 0; j < 8; ++j) p.q[j] = ((ql[j] >> lshift) & 0x0f0f0f0fu) | (((qh[j] >> hshift) & 0x03030303u) << 4);
-        const uint32_t sc = *reinterpret_cast<const uint16_t*>(b + 192 + 2 * sb);
+        const uint32_t sc = wload(reinterpret_cast<const uint16_t*>(b + 192 + 2 * sb));
         p.k1 = int8_t(uint8_t(sc & 0xffu));
         p.k2 = int8_t(uint8_t(sc >> 8));
-        p.ws = fp16_to_f32(*reinterpret_cast<const uint16_t*>(b + 208));
+        p.ws = fp16_to_f32(wload(reinterpret_cast<const uint16_t*>(b + 208)));
         return p;
     }
 };
@@ -214,9 +235,9 @@ struct Wide<quant::blocks::IQ4_XS> {
     __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
         using namespace quant::blocks;
         constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;  // Packed<IQ4_XS>'s table
-        const uint2 hd = *reinterpret_cast<const uint2*>(b);
+        const uint2 hd = wload(reinterpret_cast<const uint2*>(b));
         const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
-        const uint2 c0 = qs[0], c1 = qs[1];
+        const uint2 c0 = wload(qs), c1 = wload(qs + 1);
         PackedSub p;
         const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
 #pragma unroll

@@ -87,7 +87,14 @@ Status MkRuntime::init() {
         return hip_error("cannot allocate the device control lines", e);
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
-    const unsigned ab = packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u;
+    const char* stream_w = std::getenv("ARBOR_GPU_STREAM_W");
+    const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
+                        (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u);
+#if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2)
+    if (ab & kMkAbStreamW)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_STREAM_W=1 ignored: this build has no run-time switch for it "
+                             "(NVIDIA builds with -DARBOR_MK_STREAM_W=2 have it)\n");
+#endif
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
     if (ab & kMkAbPackedOff)
         std::fprintf(stderr, "arbor: ARBOR_GPU_PACKED=0 ignored: this build has no byte-wise row-dot path "

@@ -444,18 +444,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
-// ARBOR_MK_MAJOR_AHEAD=1 (with ARBOR_MK_EXPERT_MAJOR): before an expert-major item (gated FFN or
-// down) scans the routes, its warp asks the L1 for the item's weight rows and the L2 for those of
-// its next item (mkm::major_ahead), and the down item asks the L1 for the next routed pair's HE
-// blocks while it runs the current pair's dots (mkm::for_pairs_ahead_of). An item (about 4 us
-// with 3 pairs at read50) waited for its rows from device memory after the routes' round trip,
-// and for each pair's activations from the L2 in turn. Hints only (no value read changes): the
-// bits do not change. NVIDIA only (gfx11 has no data prefetch). A bit mask of the three: 1 the
-// item's rows into the L1, 2 the next item's into the L2, 4 the down's next pair (7: all).
-#ifndef ARBOR_MK_MAJOR_AHEAD
-#define ARBOR_MK_MAJOR_AHEAD 0
-#endif
-
 // ARBOR_MK_MAJOR_NOINLINE=1 (with ARBOR_MK_EXPERT_MAJOR): the expert-major items are functions of
 // their own, so that the entry (a decode step's code above all) compiles without them. Measured
 // on the H200 (gpu-next18 call 3): exact; decode@229 7.85 to 7.74 ms on the MoE, 5.72 to 5.70 on

@@ -660,67 +660,6 @@ __device__ inline void for_pairs_of(const MkPass& P, long long e, int lane, F f)
     }
 }
 
-#if ARBOR_MK_MAJOR_AHEAD
-// for_pairs_of with one match of lookahead: pre(q) as soon as match q is found, then f(p) for the
-// match before it (so what pre asks for is on its way while f runs); f sees the same pairs in the
-// same order.
-template <class Pre, class F>
-__device__ inline void for_pairs_ahead_of(const MkPass& P, long long e, int lane, Pre pre, F f) {
-    long long pend = -1;
-    for_pairs_of(P, e, lane, [&](long long pair) {
-        pre(pair);
-        if (pend >= 0) f(pend);
-        pend = pair;
-    });
-    if (pend >= 0) f(pend);
-}
-
-// Lane i asks the L1 for 128-byte line i of [p, p + bytes) (the first 32 lines).
-__device__ inline void warp_l1_lines(const void* p, unsigned long long bytes, int lane) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
-    const unsigned long long q = (a & ~127ull) + 128ull * static_cast<unsigned long long>(lane);
-    if (q < a + bytes) arbor_prefetch_l1(reinterpret_cast<const void*>(q));
-}
-
-// The weight rows of expert-major item `item` of stage op: the gated FFN's gate and up rows of
-// (expert, row), the down's row pair (adjacent rows, one range).
-struct MajorRows {
-    const uint8_t* w[2];
-    unsigned long long bytes[2];
-};
-__device__ inline MajorRows major_rows(int op, const MkPass& P, const MkModelStage& s, long long item) {
-    const MkDims& d = P.d;
-    const MkLayerW& L = mk_layer(P, s);
-    if (op == kOpExpertGatedFfnMajor) {
-        const long long e = item / d.n_ff_exp, r = item % d.n_ff_exp;
-        return {{wrow(L.gate_exps, r, e), wrow(L.up_exps, r, e)},
-                {static_cast<unsigned long long>(L.gate_exps.row_bytes), static_cast<unsigned long long>(L.up_exps.row_bytes)}};
-    }
-    const long long np = (d.n_embd + 1) / 2, e = item / np, r = 2 * (item % np);
-    const unsigned long long rb = static_cast<unsigned long long>(L.down_exps.row_bytes);
-    return {{wrow(L.down_exps, r, e), nullptr}, {r + 1 < d.n_embd ? 2 * rb : rb, 0ull}};
-}
-
-// Before expert-major item `item` (op kOpExpertGatedFfnMajor or kOpExpertDownMajor): its rows into
-// the L1 (lanes 0-15 the first range's lines, 16-31 the second's; a gated row of 2048 Q4_K
-// elements is 9 lines), and lane 0 asks the L2 for the rows of this warp's next item, `next`
-// (< items), which the item then does not wait for.
-__device__ inline void major_ahead(int op, const MkPass& P, const MkModelStage& s, long long item, long long next,
-                                   long long items, int lane) {
-    if constexpr ((ARBOR_MK_MAJOR_AHEAD & 1) != 0) {
-        const MajorRows r = major_rows(op, P, s, item);
-        const int k = lane / 16;
-        if (r.w[k] != nullptr) warp_l1_lines(r.w[k], r.bytes[k] < 16 * 128 ? r.bytes[k] : 16 * 128, lane & 15);
-    }
-    if constexpr ((ARBOR_MK_MAJOR_AHEAD & 2) != 0)
-        if (lane == 0 && next < items) {
-            const MajorRows n = major_rows(op, P, s, next);
-            arbor_prefetch_l2(n.w[0], n.bytes[0]);
-            if (n.w[1] != nullptr) arbor_prefetch_l2(n.w[1], n.bytes[1]);
-        }
-}
-#endif
-
 #if ARBOR_MK_EXPERT_PAIRS
 // for_pairs_of in twos: f2(p, q) for consecutive matches, f1(p) for an odd last one.
 template <class F2, class F1>
@@ -815,21 +754,7 @@ ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage&
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
     const uint8_t* w1 = mkm::wrow(dw, two ? r + 1 : r, e);
-#if ARBOR_MK_MAJOR_AHEAD & 4
-    // The next pair's activations (the Q8A blocks of HE, or HE itself for float rows) into the L1.
-    const bool fl = dw.type == static_cast<int>(TensorType::F32) || dw.type == static_cast<int>(TensorType::F16) ||
-                    dw.type == static_cast<int>(TensorType::BF16);
-    const unsigned long long abytes = fl ? nf * 4 : (nf / 32) * sizeof(quant::BlockQ8A);
-    mkm::for_pairs_ahead_of(
-        P, e, lane,
-        [&](long long q) {
-            const void* a = fl ? static_cast<const void*>(P.he + q * nf) : static_cast<const void*>(P.heq + q * (nf / 32));
-            mkm::warp_l1_lines(a, abytes, lane);
-        },
-        [&](long long pair) {
-#else
     mkm::for_pairs_of(P, e, lane, [&](long long pair) {
-#endif
         float y0, y1;
         warp_dot_row2(dw.type, w0, w1, P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &y0, &y1);
         if (lane == 0) {

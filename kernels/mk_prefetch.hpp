@@ -16,6 +16,19 @@ namespace arbor::gpu {
 
 constexpr long long kMkPrefetchItems = 2;
 
+// Asks the L2 for bytes [p, p + bytes) (widened to 16-byte bounds); no register waits on it.
+// sm_90's bulk prefetch is one instruction for the whole range; other targets do nothing.
+__device__ inline void mk_l2_prefetch(const void* p, unsigned long long bytes) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p) & ~15ull;
+    const unsigned long long e = (reinterpret_cast<unsigned long long>(p) + bytes + 15ull) & ~15ull;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(static_cast<unsigned>(e - a)) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 // The weight rows of item `item` of a row-dot stage into the L2 (mkm::item_rows): the Q/K/V
 // projection, the matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane
 // `sub` 0; for the expert down, lane `sub` takes (token, slot) pair `sub` (up to 32), whose route
@@ -34,12 +47,12 @@ __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int s
     const mkm::ItemRows r = mkm::item_rows(op, P, s, item, sub);
     if (!r.ok) return;  // (a hint only: never an address outside the tensor)
     if (r.w[1] == r.w[0]) {
-        arbor_prefetch_l2(r.w[0], r.row_bytes[0]);
+        mk_l2_prefetch(r.w[0], r.row_bytes[0]);
     } else if (r.w[1] == r.w[0] + r.row_bytes[0]) {  // adjacent rows: one request
-        arbor_prefetch_l2(r.w[0], r.row_bytes[0] + r.row_bytes[1]);
+        mk_l2_prefetch(r.w[0], r.row_bytes[0] + r.row_bytes[1]);
     } else {
-        arbor_prefetch_l2(r.w[0], r.row_bytes[0]);
-        arbor_prefetch_l2(r.w[1], r.row_bytes[1]);
+        mk_l2_prefetch(r.w[0], r.row_bytes[0]);
+        mk_l2_prefetch(r.w[1], r.row_bytes[1]);
     }
 }
 
