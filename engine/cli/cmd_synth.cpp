@@ -1,4 +1,4 @@
-// arbor-cli synth --arch A --shape S [--type T] [--seed N] [--zero-data] [--threads N] -o out.gguf
+// arbor-cli synth --arch A --shape S [--type T] [--seed N] [--zero-data [--routed]] [--threads N] -o out.gguf
 #include "cli.hpp"
 
 #include <arbor/synth.hpp>
@@ -15,10 +15,12 @@ int run_synth(std::vector<std::string> argv) {
     auto seed = args.integer("--seed");
     auto threads = args.integer("--threads");
     o.zero_data = args.flag("--zero-data");
+    o.routed = args.flag("--routed");
     auto out = args.value("-o", "--output");
     args.finish();
     if (!arch) throw UsageError("--arch is required");
     if (!out) throw UsageError("-o OUT.gguf is required");
+    if (o.routed && !o.zero_data) throw UsageError("--routed goes with --zero-data (without it every tensor is random)");
     o.arch = *arch;
     if (shape) o.shape = *shape;
     if (type) {
@@ -35,7 +37,7 @@ int run_synth(std::vector<std::string> argv) {
 }
 
 const Command kSynth("synth", "write a synthetic GGUF model (random weights, BPE tokenizer, ChatML template)",
-                     "--arch llama|qwen2|qwen3|qwen3moe|flashnext --shape S [--type T] [--seed N] [--zero-data] [--threads N] -o OUT.gguf",
+                     "--arch llama|qwen2|qwen3|qwen3moe|flashnext --shape S [--type T] [--seed N] [--zero-data [--routed]] [--threads N] -o OUT.gguf",
                      run_synth);
 
 }  // namespace

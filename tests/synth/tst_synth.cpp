@@ -12,7 +12,9 @@
 #include <QtTest>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace arbor;
 
@@ -74,6 +76,37 @@ private slots:
         o.seed = 8;
         QVERIFY(synthesize_model(o, dir.filePath("c.gguf").toStdString()).ok());
         QVERIFY(sha(dir.filePath("a.gguf")) != sha(dir.filePath("c.gguf")));
+    }
+
+    // --zero-data --routed: the token embeddings and the routers are the random file's bytes, so
+    // tokens route as they would there; every other tensor is zeros.
+    void routedZeroDataKeepsTheRouting() {
+        QTemporaryDir dir;
+        SynthOptions o;
+        o.arch = "qwen3moe";
+        o.seed = 7;
+        QVERIFY(synthesize_model(o, dir.filePath("r.gguf").toStdString()).ok());
+        o.zero_data = true;
+        o.routed = true;
+        QVERIFY(synthesize_model(o, dir.filePath("z.gguf").toStdString()).ok());
+        auto r = GgufFile::open(dir.filePath("r.gguf").toStdString());
+        auto z = GgufFile::open(dir.filePath("z.gguf").toStdString());
+        QVERIFY(r.ok() && z.ok());
+        int kept = 0, zeroed = 0;
+        for (const auto& t : (*z)->tensors()) {
+            const GgufTensor* rt = (*r)->tensor(t.name);
+            QVERIFY(rt && rt->nbytes == t.nbytes);
+            const bool random = t.name == "token_embd.weight" || t.name.find("ffn_gate_inp") != std::string_view::npos;
+            if (random) {
+                QVERIFY2(std::memcmp(t.data, rt->data, t.nbytes) == 0, t.name.data());
+                ++kept;
+            } else {
+                QVERIFY2(std::all_of(t.data, t.data + t.nbytes, [](uint8_t b) { return b == 0; }), t.name.data());
+                ++zeroed;
+            }
+        }
+        QVERIFY(kept >= 2);  // the embeddings and at least one layer's router
+        QVERIFY(zeroed > kept);
     }
 
     void realShapesHeaderOnly_data() {

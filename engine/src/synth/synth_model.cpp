@@ -206,14 +206,16 @@ Status synthesize_model(const SynthOptions& opt, const std::string& out_path) {
         if (sp.shape[0] % info->block_size)
             return make_error("synth: tensor " + sp.name + " row length " + std::to_string(sp.shape[0]) +
                               " is not a multiple of the " + std::string(info->name) + " block size");
-        Status s = opt.zero_data
+        const bool hole = opt.zero_data && !(opt.routed && (sp.name == "token_embd.weight" ||
+                                                            sp.name.find("ffn_gate_inp") != std::string::npos));
+        Status s = hole
                        ? w.add_tensor(sp.name, sp.shape, sp.type, {})
                        : w.add_tensor_generated(sp.name, sp.shape, sp.type, [sp, i, &opt, threads](uint8_t* dst, uint64_t nbytes) {
                              return fill_tensor(sp, opt.seed, i, threads, dst, nbytes);
                          });
         if (!s) return s;
     }
-    return w.write(out_path, opt.zero_data);
+    return w.write(out_path, opt.zero_data && !opt.routed);  // (routed: holes beside the random tensors)
 }
 
 }  // namespace arbor
