@@ -6,6 +6,8 @@
 // runs and after it exits.
 #pragma once
 
+#include "arbor_vendor.hpp"
+
 #include <cstdint>
 
 namespace arbor::gpu {
@@ -34,16 +36,27 @@ enum MkAbSwitch : unsigned {
 #define ARBOR_MK_PACKED_SWITCH 0
 #endif
 
-// ARBOR_MK_STREAM_W (NVIDIA builds): the quantized weight words the row dots and the prefill tiles
-// read (mkw::wload) are loaded cache-streaming (ld.global.cs: evict-first in the L1 and the L2).
-// A decode step streams 1.7 GB of MoE weights through the 50 MB L2, and what they evict is what
-// the next level needs again: the megakernel's code (5.5 MB of SASS; a stage's first item a warp
-// takes 5-17x its later ones: expert gated FFN 91.8 against 5.2 us, down 71.4 against 4.3, at
-// read50 on the H200, gpu-next21), the activations and the KV cells. 1: always; 2: when
-// ARBOR_GPU_STREAM_W=1 (the A/B bit kMkAbStreamW, copied into shared memory at the entry);
-// 0 (default): plain loads. The values read do not change, so neither do the bits.
+// ARBOR_MK_STREAM_W (NVIDIA builds): the quantized weight words the row dots read (mkw::wload,
+// mk_dot.hpp) are loaded cache-streaming (ld.global.cs: evict-first in the L1 and the L2). A
+// decode step streams its weights (1.7 GB on the MoE, 2.3 GB on qwen3-4b) through the 50 MB L2
+// once, and under the default policy they evicted what the next levels read again: the
+// megakernel's code (5.5 MB of SASS), the activations, the KV cells, the descriptors. The
+// prefill tiles' staging keeps plain loads: a tile's weight rows are read again by the pass's
+// other token tiles. 1: on; 2: on when ARBOR_GPU_STREAM_W=1 (the A/B bit kMkAbStreamW, copied
+// into shared memory at the entry; the branch on it costs decode about 0.7 ms in both
+// settings); 0: plain loads. The values read do not change, so neither do the bits. Measured on
+// the H200 (gpu-next21, docs/BENCHMARKS.md call 6, =2 with both settings in one binary, the
+// tiles streaming too): exact (356/0, 25/0); decode@229 8.15-8.23 to 7.16-7.23 ms on the MoE and
+// 6.65-6.68 to 5.93-5.94 on qwen3-4b (-12%, -11%); read50@229 within 0.3%; prefill256@229 +1.4%
+// and +2.5%, which the tiles' plain loads are meant to take back. On by default on NVIDIA (=1);
+// AMD builds keep plain loads (on gfx1151 non-temporal loads bypass the MALL; a gfx1151 run
+// decides).
 #ifndef ARBOR_MK_STREAM_W
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_STREAM_W 1
+#else
 #define ARBOR_MK_STREAM_W 0
+#endif
 #endif
 
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };

@@ -91,9 +91,15 @@ Status MkRuntime::init() {
     const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
                         (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u);
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2)
-    if (ab & kMkAbStreamW)
-        std::fprintf(stderr, "arbor: ARBOR_GPU_STREAM_W=1 ignored: this build has no run-time switch for it "
-                             "(NVIDIA builds with -DARBOR_MK_STREAM_W=2 have it)\n");
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 1
+    constexpr const char* kStreamW = "cache-streaming";
+#else
+    constexpr const char* kStreamW = "plain";
+#endif
+    if (stream_w)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_STREAM_W ignored: this build's weight loads are %s (NVIDIA builds "
+                             "with -DARBOR_MK_STREAM_W=2 switch them at run time)\n",
+                     kStreamW);
 #endif
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_PACKED_SWITCH)
     if (ab & kMkAbPackedOff)

@@ -59,8 +59,7 @@ __device__ inline void stage_tile_words(const MkW* const* mats, int nm, long lon
 #pragma unroll
         for (int u = 0; u < kU; ++u) {
             const int idx = b + u * kMkBlockThreads;
-            if (idx < wtotal) r[u] = mkw::wload(reinterpret_cast<const W*>(at(idx, false)));
-            else if (idx < total) r[u] = *reinterpret_cast<const W*>(at(idx, false));
+            if (idx < total) r[u] = *reinterpret_cast<const W*>(at(idx, false));
         }
 #pragma unroll
         for (int u = 0; u < kU; ++u) {

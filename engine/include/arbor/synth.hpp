@@ -31,9 +31,10 @@ struct SynthOptions {
     std::optional<TensorType> type;      // main weight type; default: the shape's release mix
     uint64_t seed = 1;
     bool zero_data = false;              // header only, tensor data left as a sparse hole
-    // With zero_data: the token embeddings and the MoE routers (ffn_gate_inp*) are still random,
-    // so a MoE's tokens spread over the experts as in a random-weight model (all-zero routers
-    // tie, and every token takes experts 0 .. k-1). Every other tensor stays a hole.
+    // With zero_data: the token embeddings, the one-dimensional tensors (the norm weights) and
+    // the MoE routers (ffn_gate_inp*) are still generated, so a MoE's tokens spread over the
+    // experts as in a random-weight model (all-zero routers or norms tie every logit, and every
+    // token takes experts 0 .. k-1). Every other tensor stays a hole.
     bool routed = false;
     int threads = 0;                     // 0: all cores
 };

@@ -206,7 +206,10 @@ Status synthesize_model(const SynthOptions& opt, const std::string& out_path) {
         if (sp.shape[0] % info->block_size)
             return make_error("synth: tensor " + sp.name + " row length " + std::to_string(sp.shape[0]) +
                               " is not a multiple of the " + std::string(info->name) + " block size");
-        const bool hole = opt.zero_data && !(opt.routed && (sp.name == "token_embd.weight" ||
+        // routed: what a token's routing depends on when the rest is zero (x stays its embedding,
+        // the router reads it through the RMSNorms): the embeddings, the norm weights (and every
+        // other one-dimensional tensor, all small) and the routers.
+        const bool hole = opt.zero_data && !(opt.routed && (sp.name == "token_embd.weight" || sp.shape.size() == 1 ||
                                                             sp.name.find("ffn_gate_inp") != std::string::npos));
         Status s = hole
                        ? w.add_tensor(sp.name, sp.shape, sp.type, {})
