@@ -23,7 +23,7 @@
 # scripts/device-carry.sh prepares the carried folders.
 # ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
 # ARBOR_AB_ROW (run part) times another bench row than decode@229 (read50@229, prefill256@229:
-# levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn".
+# levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn moer".
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -43,7 +43,11 @@ cmake_build() {  # source build target
 make_shapes() {
     local m n
     mkdir -p /tmp/arbor-shapes
-    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+    # moer: the MoE with its routing kept (synth --routed: random token embeddings, norms and
+    # routers, so tokens spread over the experts as in a random-weight file; moe sends them all
+    # to experts 0-7).
+    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b" \
+             "moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed"; do
         set -- $m; n=$1; shift
         [ -f /tmp/arbor-shapes/$n.gguf ] || /tmp/b/engine/arbor-cli synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
             echo "error: synth $n failed"
