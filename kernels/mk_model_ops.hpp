@@ -707,6 +707,42 @@ __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, co
             if (lane == 0) P.he[p * nfe + r] = num::mul_rn(num::silu(g), u);
         });
 }
+
+#if ARBOR_MK_MAJOR_ROWS == 2
+// mk_expert_gated_ffn_major_pairs for rows r and r + 1 at once: the four rows (gate r, gate
+// r + 1, up r, up r + 1) against two pairs' activations in one pass (warp_dot_rows_q8_acts<4,
+// 2>), an odd last pair against the four rows alone (<4, 1>); each output is the single dot's
+// bits, stored as mk_expert_gated_ffn_major_pairs stores it.
+__device__ __noinline__ void mk_expert_gated_ffn_major_rows2(const MkPass& P, const MkLayerW& L, long long e, long long r,
+                                                             int lane) {
+    const MkDims& d = P.d;
+    const long long nfe = d.n_ff_exp, xb = d.n_embd / 32;
+    const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e), mkm::wrow(L.up_exps, r, e),
+                           mkm::wrow(L.up_exps, r + 1, e)};
+    mkm::for_pair_twos_of(
+        P, e, lane,
+        [&](long long p, long long q) {
+            const quant::BlockQ8A* xq[2] = {P.xq + (p / d.n_used) * xb, P.xq + (q / d.n_used) * xb};
+            float v[8];  // row i (gate r, gate r + 1, up r, up r + 1) against pair j (p, q): v[2 i + j]
+            warp_dot_rows_q8_acts<4, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
+            if (lane == 0) {
+                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[4]);
+                P.he[p * nfe + r + 1] = num::mul_rn(num::silu(v[2]), v[6]);
+                P.he[q * nfe + r] = num::mul_rn(num::silu(v[1]), v[5]);
+                P.he[q * nfe + r + 1] = num::mul_rn(num::silu(v[3]), v[7]);
+            }
+        },
+        [&](long long p) {
+            const quant::BlockQ8A* xq[1] = {P.xq + (p / d.n_used) * xb};
+            float v[4];  // gate r, gate r + 1, up r, up r + 1
+            warp_dot_rows_q8_acts<4, 1>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
+            if (lane == 0) {
+                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[2]);
+                P.he[p * nfe + r + 1] = num::mul_rn(num::silu(v[1]), v[3]);
+            }
+        });
+}
+#endif
 #endif
 
 // ARBOR_MK_MAJOR_NOINLINE builds (mk_model.hpp): the expert-major items not inlined.
@@ -716,32 +752,41 @@ __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, co
 #define ARBOR_MK_MAJOR_FN __device__ inline
 #endif
 
-// Item e * n_ff_exp + r: HE row r of every (token, slot) pair routed to expert e, each computed as
+// Item e * n_ff_exp + r (major_rows 2: e * (n_ff_exp / 2) + r / 2, rows r and r + 1): HE row r of
+// every (token, slot) pair routed to expert e, each computed as
 // mk_expert_gated_ffn computes it for item pair * n_ff_exp + r (the same dots, the same store).
 // The expert's two rows are read from memory once and then from the L1 for the later pairs.
 ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
-    const long long nfe = d.n_ff_exp, e = item / nfe, r = item % nfe;
+    const long long nfe = d.n_ff_exp, nr = s.major_rows == 2 ? 2 : 1, e = item / (nfe / nr), r0 = item % (nfe / nr) * nr;
 #if ARBOR_MK_EXPERT_PAIRS
     if (s.pair_batch == 2 && L.gate_exps.type == L.up_exps.type && warp_dot_acts_type(L.gate_exps.type)) {
-        mk_expert_gated_ffn_major_pairs(P, L, e, r, lane);
+#if ARBOR_MK_MAJOR_ROWS == 2
+        if (nr == 2) {
+            mk_expert_gated_ffn_major_rows2(P, L, e, r0, lane);
+            return;
+        }
+#endif
+        for (long long r = r0; r < r0 + nr; ++r) mk_expert_gated_ffn_major_pairs(P, L, e, r, lane);
         return;
     }
 #endif
-    const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
-    const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
-    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
-        const long long t = pair / d.n_used;
-        float g, u;
-        if (L.gate_exps.type == L.up_exps.type) {
-            warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
-        } else {
-            g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
-            u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
-        }
-        if (lane == 0) P.he[pair * nfe + r] = num::mul_rn(num::silu(g), u);
-    });
+    for (long long r = r0; r < r0 + nr; ++r) {
+        const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
+        const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
+        mkm::for_pairs_of(P, e, lane, [&](long long pair) {
+            const long long t = pair / d.n_used;
+            float g, u;
+            if (L.gate_exps.type == L.up_exps.type) {
+                warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
+            } else {
+                g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
+                u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
+            }
+            if (lane == 0) P.he[pair * nfe + r] = num::mul_rn(num::silu(g), u);
+        });
+    }
 }
 
 // Item e * ((n_embd + 1) / 2) + i: rows 2i and 2i+1 of expert e's down projection against every
@@ -750,6 +795,31 @@ ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
 ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkW& dw = mk_layer(P, s).down_exps;
+#if ARBOR_MK_MAJOR_DOWN4
+    if (s.down_rows == 4) {  // rows 4i .. 4i + 3 (n_embd a multiple of 4)
+        const long long nq = d.n_embd / 4, e = item / nq, r = 4 * (item % nq), nf = d.n_ff_exp;
+        const uint8_t* w[4] = {mkm::wrow(dw, r, e), mkm::wrow(dw, r + 1, e), mkm::wrow(dw, r + 2, e), mkm::wrow(dw, r + 3, e)};
+        const bool acts = warp_dot_acts_type(dw.type);
+        mkm::for_pairs_of(P, e, lane, [&](long long pair) {
+            float v[4];
+            if (acts) {
+                const quant::BlockQ8A* xq[1] = {P.heq + pair * (nf / 32)};
+                warp_dot_rows_q8_acts<4, 1>(dw.type, w, xq, nf, lane, v);
+            } else {
+                warp_dot_row2(dw.type, w[0], w[1], P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &v[0], &v[1]);
+                warp_dot_row2(dw.type, w[2], w[3], P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &v[2], &v[3]);
+            }
+            if (lane == 0) {
+                float* y = P.ye + pair * d.n_embd + r;
+                y[0] = v[0];
+                y[1] = v[1];
+                y[2] = v[2];
+                y[3] = v[3];
+            }
+        });
+        return;
+    }
+#endif
     const long long np = (d.n_embd + 1) / 2, e = item / np, r = 2 * (item % np), nf = d.n_ff_exp;
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
