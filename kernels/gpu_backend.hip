@@ -547,8 +547,6 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             // ARBOR_MK_MAJOR_ROWS=2 builds: a gated expert-major item takes two rows (where the
             // pairs are batched and the rows come in twos).
             a.major_rows = ARBOR_MK_MAJOR_ROWS == 2 && a.pair_batch == 2 && c.n_ff_exp % 2 == 0 ? 2 : 1;
-            // ARBOR_MK_MAJOR_DOWN4 builds: an expert-major down item takes four rows.
-            a.down_rows = ARBOR_MK_MAJOR_DOWN4 && c.n_embd % 4 == 0 ? 4 : 2;
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
 #if ARBOR_MK_ATTN_TOKENS
@@ -700,7 +698,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::ExpertDownAdd:
                 if (expert_major) {  // (expert, row pair) dots into YE, then the slot-order combine
-                    st.push_back({gpu::kOpExpertDownMajor, E * ((c.n_embd + a.down_rows - 1) / a.down_rows), a, " by expert", &s});
+                    st.push_back({gpu::kOpExpertDownMajor, E * ((c.n_embd + 1) / 2), a, " by expert", &s});
                     st.push_back({gpu::kOpExpertDownCombine, T * ((c.n_embd + 31) / 32), a, " combine", &s});
                     break;
                 }

@@ -34,18 +34,19 @@
 // and its memory round trips serve four weight rows instead of two (warp_dot_quant_rows_acts<4,
 // A>, each output the single dot's bits; mk_expert_gated_ffn_major_rows2). With the routing of a
 // random-weight file (synth --routed: about 3 pairs an expert in a read of 50 tokens) an item
-// is mostly those round trips: 8.3 us, the stage 428 us a layer (gpu-next22). Off by default
-// until measured; 1: one row an item.
+// was mostly those round trips: 8.3 us, the stage 428 us a layer. Measured on the H200
+// (gpu-next22, docs/BENCHMARKS.md calls 3-4): exact (371/0, 28/0, 10/0); `moer` read50@16384
+// 136.8 to 133.4 ms, prefill256@16384 608.6 to 600.0 (the gated stage 428 to 382 us a layer);
+// with every token on experts 0-7 (zero-data `moe`) read50 -0.3%, prefill256 +0.9%; decode
+// unchanged. On by default on NVIDIA (AMD builds have no expert pairs); 1: one row an item. (Down
+// items of four rows, ARBOR_MK_MAJOR_DOWN4 in the same calls, cost +1.6% on `moer`'s read50 and
+// were taken out.)
 #ifndef ARBOR_MK_MAJOR_ROWS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_MAJOR_ROWS 2
+#else
 #define ARBOR_MK_MAJOR_ROWS 1
 #endif
-
-// ARBOR_MK_MAJOR_DOWN4=1 (with ARBOR_MK_EXPERT_MAJOR): an expert-major down item takes four rows
-// (4i .. 4i + 3) instead of two, each pair's four dots in one pass (warp_dot_rows_q8_acts<4, 1>
-// where the format has it, else two warp_dot_row2), for the same reason: the down stage was 395
-// us a layer of 5.75 us items with the routing spread (gpu-next22). Off until measured.
-#ifndef ARBOR_MK_MAJOR_DOWN4
-#define ARBOR_MK_MAJOR_DOWN4 0
 #endif
 
 // ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
@@ -288,7 +289,6 @@ enum MkModelOp : int {
     // ARBOR_MK_EXPERT_MAJOR: the expert FFN of a pass of many tokens by (expert, row) items.
     kOpExpertGatedFfnMajor = 28,  // HE row r of every pair routed to expert e   items: n_expert * n_ff_exp / major_rows
     kOpExpertDownMajor = 29,      // YE[pair][2i, 2i+1] of every pair routed to e items: n_expert * ((n_embd + 1) / 2)
-                                  //   (down_rows 4: rows 4i .. 4i + 3, n_expert * (n_embd / 4) items)
     kOpExpertDownCombine = 30,    // X[t][r] += slot-order chain of YE, a row a lane  items: T * ceil(n_embd / 32)
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
@@ -370,7 +370,6 @@ struct MkModelStage {
     int attn_tokens;     // AttnChunk: tokens an item takes (1: one; ARBOR_MK_ATTN_TOKENS builds' mk_attn_chunk_tokens)
     int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2; ARBOR_MK_EXPERT_PAIRS builds)
     int major_rows;      // ExpertGatedFfnMajor: rows of gate and up an item takes (1 or 2; ARBOR_MK_MAJOR_ROWS builds)
-    int down_rows;       // ExpertDownMajor: rows an item takes (2 or 4; ARBOR_MK_MAJOR_DOWN4 builds)
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
@@ -386,7 +385,7 @@ struct MkModelStage {
 // Every translation unit that copies stage records (mk_launch.hip) or reads them (megakernel.hip)
 // must see this one layout; a switch that changed it broke every pass (gpu-next18). Change the
 // number only with the fields.
-static_assert(sizeof(MkModelStage) == 144, "MkModelStage's layout changed: update every translation unit");
+static_assert(sizeof(MkModelStage) == 136, "MkModelStage's layout changed: update every translation unit");
 
 // ARBOR_MK_SMEM_DESC=1: each workgroup copies the next level's first stages, their pass and
 // their layer record into shared memory while it waits at the grid barrier (megakernel.hip,

@@ -795,31 +795,6 @@ ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
 ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     const MkDims& d = P.d;
     const MkW& dw = mk_layer(P, s).down_exps;
-#if ARBOR_MK_MAJOR_DOWN4
-    if (s.down_rows == 4) {  // rows 4i .. 4i + 3 (n_embd a multiple of 4)
-        const long long nq = d.n_embd / 4, e = item / nq, r = 4 * (item % nq), nf = d.n_ff_exp;
-        const uint8_t* w[4] = {mkm::wrow(dw, r, e), mkm::wrow(dw, r + 1, e), mkm::wrow(dw, r + 2, e), mkm::wrow(dw, r + 3, e)};
-        const bool acts = warp_dot_acts_type(dw.type);
-        mkm::for_pairs_of(P, e, lane, [&](long long pair) {
-            float v[4];
-            if (acts) {
-                const quant::BlockQ8A* xq[1] = {P.heq + pair * (nf / 32)};
-                warp_dot_rows_q8_acts<4, 1>(dw.type, w, xq, nf, lane, v);
-            } else {
-                warp_dot_row2(dw.type, w[0], w[1], P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &v[0], &v[1]);
-                warp_dot_row2(dw.type, w[2], w[3], P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &v[2], &v[3]);
-            }
-            if (lane == 0) {
-                float* y = P.ye + pair * d.n_embd + r;
-                y[0] = v[0];
-                y[1] = v[1];
-                y[2] = v[2];
-                y[3] = v[3];
-            }
-        });
-        return;
-    }
-#endif
     const long long np = (d.n_embd + 1) / 2, e = item / np, r = 2 * (item % np), nf = d.n_ff_exp;
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
