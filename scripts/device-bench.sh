@@ -1,15 +1,17 @@
 #!/bin/sh
 # The GPU benchmark rows of issues 11 and 12 on the device machine, in one call: builds arbor-cli
 # with CUDA, synthesizes the benchmark shapes with zero weights (same tensors, types and bytes as
-# random ones; the router then always picks experts 0-7, which does not change the bytes a decode
-# step reads), and runs `arbor-cli bench` and one profiled pass per model. Results (JSON, tables,
-# profiles) go to $OUT when it is set, else to /tmp/bench-out.
+# random ones; with all-zero routers every token picks experts 0-7, which does not change the
+# bytes a decode step reads but makes a read or prefill a different workload, so the MoE runs as
+# moer: synth --zero-data --routed keeps the token embeddings, norms and routers random), and
+# runs `arbor-cli bench` and one profiled pass per model. Results (JSON, tables, profiles) go to
+# $OUT when it is set, else to /tmp/bench-out.
 #
 #   run(command="sh scripts/device-bench.sh", timeout_s=600)
 #
 # Environment (defaults in brackets):
-#   ARBOR_BENCH_MODELS  shapes to run [q4b moe fn]: q4b = qwen3-4b, moe = qwen3moe-30b-a3b,
-#                       fn = flashnext 30b-a3b
+#   ARBOR_BENCH_MODELS  shapes to run [q4b moer fn]: q4b = qwen3-4b, moer = qwen3moe-30b-a3b
+#                       with its routing kept (moe: every token on experts 0-7), fn = flashnext 30b-a3b
 #   ARBOR_BENCH_ROWS    --rows for every model [decode@229,decode@4096,read50@4096,read50x4@4096]
 #   ARBOR_BENCH_REPS    --reps [3]
 #   ARBOR_BENCH_LIMIT   seconds each bench call may take [100]; a call cut off prints what it had
@@ -20,7 +22,7 @@
 set -u
 BUILD=${ARBOR_EXACT_BUILD:-/tmp/b}
 OUTDIR=${OUT:-/tmp/bench-out}
-MODELS=${ARBOR_BENCH_MODELS:-q4b moe fn}
+MODELS=${ARBOR_BENCH_MODELS:-q4b moer fn}
 ROWS=${ARBOR_BENCH_ROWS:-decode@229,decode@4096,read50@4096,read50x4@4096}
 REPS=${ARBOR_BENCH_REPS:-3}
 LIMIT=${ARBOR_BENCH_LIMIT:-100}
@@ -36,8 +38,9 @@ for m in $MODELS; do
     case $m in
     q4b) args="--arch qwen3 --shape qwen3-4b" ;;
     moe) args="--arch qwen3moe --shape qwen3moe-30b-a3b" ;;
+    moer) args="--arch qwen3moe --shape qwen3moe-30b-a3b --routed" ;;  # the routing of a random-weight file
     fn) args="--arch flashnext --shape 30b-a3b" ;;
-    *) echo "error: unknown shape $m (q4b, moe, fn)"; exit 1 ;;
+    *) echo "error: unknown shape $m (q4b, moe, moer, fn)"; exit 1 ;;
     esac
     f=/tmp/arbor-shapes/$m.gguf
     [ -f "$f" ] || "$CLI" synth $args --zero-data -o "$f" >/dev/null || { echo "error: synth $m failed"; exit 2; }

@@ -39,7 +39,9 @@ el() { echo $(( $(date +%s) - t0 )); }
 CLI="$BUILD/engine/arbor-cli"
 # The zero-data synthetic shapes the benches run, each made once per machine.
 make_shapes() {
-    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b"; do
+    # moer: the MoE with its routing kept (synth --routed; moe sends every token to experts 0-7).
+    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b" \
+             "moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed"; do
         set -- $m; local n=$1; shift
         [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
             echo "error: synth $n failed"

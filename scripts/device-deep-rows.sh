@@ -1,6 +1,6 @@
 #!/bin/bash
-# The deep rows (read50@16384, prefill256@16384, decode@16384) and decode@229 of the qwen3moe and
-# qwen3-4b shapes for this tree's build and its variants, from one saved 16k context per shape,
+# The deep rows (read50@16384, prefill256@16384, decode@16384) and decode@229 of the qwen3moe
+# (moer: routing kept, synth --routed) and qwen3-4b shapes for this tree's build and its variants, from one saved 16k context per shape,
 # interleaved, two rounds. Run it on a warm machine after the build part of device-ab.sh
 # (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME):
 #   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
@@ -14,7 +14,7 @@ OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
 base=/tmp/b/engine/arbor-cli
 [ -x "$base" ] || { echo "error: no build at /tmp/b (run device-ab.sh's build part on this machine first)"; exit 2; }
-for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
+for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
     [ -f /tmp/arbor-shapes/$m.gguf ] || { echo "error: no shape /tmp/arbor-shapes/$m.gguf"; exit 2; }
     mkdir -p /tmp/ctx-$m
     [ -f /tmp/ctx-$m/arbor-bench-c1-16384.park ] ||
@@ -25,7 +25,7 @@ for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
 done
 rows=read50@16384,prefill256@16384,decode@16384,decode@229
 for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
-    for m in ${ARBOR_DEEP_SHAPES:-moe q4b}; do
+    for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
         for v in main ${ARBOR_DEEP_VARIANTS:-}; do
             b=${v%%:*} e=X_ARBOR_UNSET=1
             [ "$b" != "$v" ] && e=${v#*:}
