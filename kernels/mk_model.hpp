@@ -49,6 +49,17 @@
 #endif
 #endif
 
+// ARBOR_MK_DOWN_PAIRS=1 (with ARBOR_MK_EXPERT_PAIRS): an expert-major down item takes its
+// expert's pairs two at a time, both pairs' dots in one pass over its two rows
+// (warp_dot_quant_rows_acts<2, 2>, each output the single dot's bits), an odd last pair alone.
+// Measured slower on gpu-next17 (4.2 to 5.5 us an item) when every token went to experts 0-7
+// (50 pairs an item); with the routing spread (`moer`, about 3 pairs an expert in a read of 50)
+// an item is 5.75 us of mostly round trips, two of which pairing would merge into one.
+// Prepared on gpu-next22 (sm_90 and gfx1151 compile-checked), not yet measured: off.
+#ifndef ARBOR_MK_DOWN_PAIRS
+#define ARBOR_MK_DOWN_PAIRS 0
+#endif
+
 // ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
 // takes up to 16 / heads-an-item consecutive tokens; when they are of one context and each sees
 // the chunk whole (the earlier chunks of a read or prefill at depth), the chunk's K and V are
