@@ -789,6 +789,45 @@ ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
     }
 }
 
+#if ARBOR_MK_EXPERT_PAIRS && ARBOR_MK_DOWN_PAIRS
+// mk_expert_down_major's item with its expert's pairs two at a time: rows r and r + 1 (r alone
+// twice at an odd last row) against two pairs' HE blocks in one pass (warp_dot_rows_q8_acts<2, 2>,
+// each output the single dot's bits), an odd last pair alone; for the formats warp_dot_acts_type
+// names. Not inlined, so the rest of the entry compiles as without it.
+__device__ __noinline__ void mk_expert_down_major_pairs(const MkPass& P, const MkW& dw, long long e, long long r, int lane) {
+    const MkDims& d = P.d;
+    const long long nf = d.n_ff_exp;
+    const bool two = r + 1 < d.n_embd;
+    const uint8_t* w[2] = {mkm::wrow(dw, r, e), mkm::wrow(dw, two ? r + 1 : r, e)};
+    mkm::for_pair_twos_of(
+        P, e, lane,
+        [&](long long p, long long q) {
+            const quant::BlockQ8A* xq[2] = {P.heq + p * (nf / 32), P.heq + q * (nf / 32)};
+            float v[4];  // row r against p, q; row r + 1 against p, q
+            warp_dot_rows_q8_acts<2, 2>(dw.type, w, xq, nf, lane, v);
+            if (lane == 0) {
+                float* yp = P.ye + p * d.n_embd + r;
+                float* yq = P.ye + q * d.n_embd + r;
+                yp[0] = v[0];
+                yq[0] = v[1];
+                if (two) {
+                    yp[1] = v[2];
+                    yq[1] = v[3];
+                }
+            }
+        },
+        [&](long long p) {
+            float y0, y1;
+            warp_dot_row2(dw.type, w[0], w[1], P.he + p * nf, P.heq + p * (nf / 32), nf, lane, &y0, &y1);
+            if (lane == 0) {
+                float* y = P.ye + p * d.n_embd + r;
+                y[0] = y0;
+                if (two) y[1] = y1;
+            }
+        });
+}
+#endif
+
 // Item e * ((n_embd + 1) / 2) + i: rows 2i and 2i+1 of expert e's down projection against every
 // pair routed to it, unweighted, into YE[pair] (expert_down_slots's dots of that slot: the same
 // warp_dot_row2 on the same rows and HE blocks).
@@ -799,7 +838,13 @@ ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage&
     const bool two = r + 1 < d.n_embd;
     const uint8_t* w0 = mkm::wrow(dw, r, e);
     const uint8_t* w1 = mkm::wrow(dw, two ? r + 1 : r, e);
-    auto one = [&](long long pair) {
+#if ARBOR_MK_EXPERT_PAIRS && ARBOR_MK_DOWN_PAIRS
+    if (s.pair_batch == 2 && warp_dot_acts_type(dw.type)) {
+        mk_expert_down_major_pairs(P, dw, e, r, lane);
+        return;
+    }
+#endif
+    mkm::for_pairs_of(P, e, lane, [&](long long pair) {
         float y0, y1;
         warp_dot_row2(dw.type, w0, w1, P.he + pair * nf, P.heq + pair * (nf / 32), nf, lane, &y0, &y1);
         if (lane == 0) {
@@ -807,32 +852,7 @@ ARBOR_MK_MAJOR_FN void mk_expert_down_major(const MkPass& P, const MkModelStage&
             y[0] = y0;
             if (two) y[1] = y1;
         }
-    };
-#if ARBOR_MK_EXPERT_PAIRS && ARBOR_MK_DOWN_PAIRS
-    if (s.pair_batch == 2 && warp_dot_acts_type(dw.type)) {  // the pairs two at a time, an odd last one alone
-        const uint8_t* w[2] = {w0, w1};
-        mkm::for_pair_twos_of(
-            P, e, lane,
-            [&](long long p, long long q) {
-                const quant::BlockQ8A* xq[2] = {P.heq + p * (nf / 32), P.heq + q * (nf / 32)};
-                float v[4];  // row r against p, q; row r + 1 against p, q
-                warp_dot_rows_q8_acts<2, 2>(dw.type, w, xq, nf, lane, v);
-                if (lane == 0) {
-                    float* yp = P.ye + p * d.n_embd + r;
-                    float* yq = P.ye + q * d.n_embd + r;
-                    yp[0] = v[0];
-                    yq[0] = v[1];
-                    if (two) {
-                        yp[1] = v[2];
-                        yq[1] = v[3];
-                    }
-                }
-            },
-            one);
-        return;
-    }
-#endif
-    mkm::for_pairs_of(P, e, lane, one);
+    });
 }
 
 // Item t * ceil(n_embd / 32) + b: rows 32 b + lane of token t, each X[t][r] += the slot-order
