@@ -1,8 +1,8 @@
 #!/bin/bash
 # The deep rows (read50@16384, prefill256@16384, decode@16384) and decode@229 of the qwen3moe
 # (moer: routing kept, synth --routed) and qwen3-4b shapes for this tree's build and its
-# variants, from one saved 16k context per shape, interleaved, two rounds. Run it on a warm machine after the build part of device-ab.sh
-# (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME):
+# variants, from one saved 16k context per shape, interleaved, two rounds. Run it on a warm
+# machine after the build part of device-ab.sh (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME):
 #   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
 # About 70 s for the two contexts (made once per machine by this tree's build), then about 12 s
 # a build, shape and round. Prints "round shape build row p50 min max" (ms) and writes
