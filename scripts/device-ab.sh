@@ -39,20 +39,8 @@ cmake_build() {  # source build target
     cmake -S "$1" -B "$2" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
         -DCMAKE_BUILD_TYPE=Release >"$2/configure.log" 2>&1 && nice ninja -C "$2" "$3" >"$2/build.log" 2>&1
 }
-# The zero-data synthetic shapes the timings run (device-check.sh makes the same ones).
-make_shapes() {
-    local m n
-    mkdir -p /tmp/arbor-shapes
-    # moer: the MoE with its routing kept (synth --routed: random token embeddings, norms and
-    # routers, so tokens spread over the experts as in a random-weight file; moe sends them all
-    # to experts 0-7).
-    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b" \
-             "moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed"; do
-        set -- $m; n=$1; shift
-        [ -f /tmp/arbor-shapes/$n.gguf ] || /tmp/b/engine/arbor-cli synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
-            echo "error: synth $n failed"
-    done
-}
+# The zero-data synthetic shapes the timings run (scripts/device-shapes.sh).
+. "$(dirname "$0")/device-shapes.sh"
 VARIANTS=${ARBOR_AB_VARIANTS:-}
 variants() {  # NAME FLAGS lines
     local IFS=';' v
@@ -86,7 +74,7 @@ if [ "$PART" = build ]; then
     if [ "${ARBOR_AB_EXACT:-1}" = 1 ]; then
         ARBOR_CHECK_PART=build bash scripts/device-check.sh || rc=$?
     elif cmake_build . /tmp/b arbor-cli; then
-        make_shapes
+        make_shapes /tmp/b/engine/arbor-cli
         echo "built: $(el) s"
     else
         echo "error: this tree's build failed"

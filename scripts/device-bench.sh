@@ -34,14 +34,9 @@ cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_
 ninja -C "$BUILD" arbor-cli >"$BUILD/bench-build.log" 2>&1 || { tail -n 60 "$BUILD/bench-build.log"; exit 2; }
 echo "build: $(( $(date +%s) - t0 )) s"
 CLI="$BUILD/engine/arbor-cli"
+. "$(dirname "$0")/device-shapes.sh"
 for m in $MODELS; do
-    case $m in
-    q4b) args="--arch qwen3 --shape qwen3-4b" ;;
-    moe) args="--arch qwen3moe --shape qwen3moe-30b-a3b" ;;
-    moer) args="--arch qwen3moe --shape qwen3moe-30b-a3b --routed" ;;  # the routing of a random-weight file
-    fn) args="--arch flashnext --shape 30b-a3b" ;;
-    *) echo "error: unknown shape $m (q4b, moe, moer, fn)"; exit 1 ;;
-    esac
+    args=$(arbor_shape_args "$m") || { echo "error: unknown shape $m (q4b, moe, moer, fn)"; exit 1; }
     f=/tmp/arbor-shapes/$m.gguf
     [ -f "$f" ] || "$CLI" synth $args --zero-data -o "$f" >/dev/null || { echo "error: synth $m failed"; exit 2; }
     echo "== $m: $ROWS ($(( $(date +%s) - t0 )) s)"

@@ -37,16 +37,8 @@ t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 [ -d "$MODELS" ] || { echo "error: no model folder $MODELS (see scripts/device-exactness.sh)"; exit 2; }
 CLI="$BUILD/engine/arbor-cli"
-# The zero-data synthetic shapes the benches run, each made once per machine.
-make_shapes() {
-    # moer: the MoE with its routing kept (synth --routed; moe sends every token to experts 0-7).
-    for m in "q4b --arch qwen3 --shape qwen3-4b" "moe --arch qwen3moe --shape qwen3moe-30b-a3b" "fn --arch flashnext --shape 30b-a3b" \
-             "moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed"; do
-        set -- $m; local n=$1; shift
-        [ -f /tmp/arbor-shapes/$n.gguf ] || "$CLI" synth "$@" --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
-            echo "error: synth $n failed"
-    done
-}
+# The zero-data synthetic shapes the benches run (scripts/device-shapes.sh).
+. "$(dirname "$0")/device-shapes.sh"
 if [ "$PART" != run ]; then
 # ARBOR_CHECK_SUBPHASES=1 builds the sub-phase clocks in (their phase rows in the profiles).
 SUBPHASES=$([ "${ARBOR_CHECK_SUBPHASES:-0}" = 1 ] && echo ON || echo OFF)
@@ -65,7 +57,7 @@ if command -v cuobjdump >/dev/null && [ -n "$obj" ]; then
     cuobjdump -sass "$obj" 2>/dev/null | awk '/Function :/{f=$3} /\/\*[0-9a-f]+\*\//{c[f]++; n++} END{for(k in c) print "  " c[k], k; print "  " n, "(all)"}' |
         sort -rn | head -10
 fi
-make_shapes &
+make_shapes "$CLI" &
 synth=$!
 ARBOR_GPU_MODELS="$MODELS" timeout 120 "$BUILD/tests/gpu/gpu_megakernel_exact" >"$OUTDIR/row-dots.log" 2>&1
 echo "gpu_megakernel_exact rc $?: $(tail -1 "$OUTDIR/row-dots.log")"
@@ -78,7 +70,7 @@ wait $synth
 fi
 [ "$PART" = build ] && { echo "total: $(el) s"; exit 0; }
 [ -x "$CLI" ] || { echo "error: no build at $BUILD (run ARBOR_CHECK_PART=build first, on this warm machine)"; exit 2; }
-[ "$PART" = run ] && make_shapes
+[ "$PART" = run ] && make_shapes "$CLI"
 # The A/B switches' exactness (their timings are recorded in docs/BENCHMARKS.md; time them again
 # with ARBOR_CHECK_AB=1), and the profiling probe's over the full suite (its repeated router
 # select runs only in the MoE models; it repeats idempotent stages only).

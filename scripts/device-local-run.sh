@@ -29,12 +29,8 @@ for s in ${ARBOR_LR_EXACT:-$SETTINGS}; do
     m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
     log "exactness $s: logits [$a] megakernel_exact [$m] ($SECONDS s)"
 done
-for m in "q4b --arch qwen3 --shape qwen3-4b --zero-data" "moe --arch qwen3moe --shape qwen3moe-30b-a3b --zero-data" \
-         "moer --arch qwen3moe --shape qwen3moe-30b-a3b --zero-data --routed"; do
-    set -- $m; n=$1; shift
-    [ -f /tmp/arbor-shapes/$n.gguf ] || timeout 200 $B/arbor-cli synth "$@" -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
-        log "error: synth $n failed"
-done
+. "$(dirname "$0")/device-shapes.sh"
+make_shapes $B/arbor-cli ${ARBOR_LR_SHAPES:-q4b moe moer} | tee -a "$OUTDIR/local-run.txt"
 log "shapes: $SECONDS s"
 rows=${ARBOR_LR_ROWS:-decode@229,read50@229,prefill256@229}
 for round in $(seq "${ARBOR_LR_ROUNDS:-2}"); do

@@ -1,0 +1,29 @@
+# Sourced by the device scripts: the zero-data synthetic shapes their benches run, each made once
+# per machine in /tmp/arbor-shapes (NAME.gguf).
+#   q4b   qwen3-4b
+#   moe   qwen3moe-30b-a3b, every weight zero: all-zero routers tie, so every token goes to
+#         experts 0-7 (a decode step reads the same bytes; a read or prefill is another workload)
+#   moer  the same with its routing kept (synth --routed: token embeddings, norms and routers
+#         random, so tokens spread over the experts as in a random-weight file)
+#   fn    flashnext 30b-a3b
+# make_shapes CLI [NAME...]: makes the named shapes (default all) with that arbor-cli; prints
+# "error: synth NAME failed" for one that fails.
+arbor_shape_args() {  # NAME: synth's arguments for that shape
+    case $1 in
+    q4b) echo "--arch qwen3 --shape qwen3-4b" ;;
+    moe) echo "--arch qwen3moe --shape qwen3moe-30b-a3b" ;;
+    moer) echo "--arch qwen3moe --shape qwen3moe-30b-a3b --routed" ;;
+    fn) echo "--arch flashnext --shape 30b-a3b" ;;
+    *) return 1 ;;
+    esac
+}
+make_shapes() {
+    local cli=$1 n a
+    shift
+    mkdir -p /tmp/arbor-shapes
+    for n in ${*:-q4b moe moer fn}; do
+        a=$(arbor_shape_args "$n") || { echo "error: unknown shape $n (q4b, moe, moer, fn)"; continue; }
+        [ -f /tmp/arbor-shapes/$n.gguf ] || timeout 200 "$cli" synth $a --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
+            echo "error: synth $n failed"
+    done
+}
