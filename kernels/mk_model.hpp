@@ -32,7 +32,7 @@
 // ARBOR_MK_MAJOR_ROWS=2 (with ARBOR_MK_EXPERT_PAIRS): an expert-major gated-FFN item takes two
 // rows (2i, 2i + 1) of its expert's gate and up, so its route scan, its pairs' activation loads
 // and its memory round trips serve four weight rows instead of two (warp_dot_quant_rows_acts<4,
-// A>, each output the single dot's bits; mk_expert_gated_ffn_major_rows2). With the routing of a
+// A>, each output the single dot's bits; mk_expert_gated_ffn_major_pairs<2>). With the routing of a
 // random-weight file (synth --routed: about 3 pairs an expert in a read of 50 tokens) an item
 // was mostly those round trips: 8.3 us, the stage 428 us a layer. Measured on the H200
 // (gpu-next22, docs/BENCHMARKS.md calls 3-4): exact (371/0, 28/0, 10/0); `moer` read50@16384

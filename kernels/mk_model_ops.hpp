@@ -139,6 +139,18 @@ __device__ inline float dot_in(const MkW& w, const uint8_t* row, const float* x,
     return warp_dot_row(w.type, row, x + t * width, xq ? xq + t * (width / 32) : nullptr, width, lane);
 }
 
+// A gated FFN's gate and up dots of rows gr and ur against activation row t: one pass over both
+// rows where they share a format (warp_dot_row2), else one dot_in each; the same bits either way.
+__device__ inline void gate_up_dots(const MkW& gw, const MkW& uw, const uint8_t* gr, const uint8_t* ur, const float* x,
+                                    const BlockQ8A* xq, long long t, long long width, int lane, float* g, float* u) {
+    if (gw.type == uw.type) {
+        warp_dot_row2(gw.type, gr, ur, x + t * width, xq + t * (width / 32), width, lane, g, u);
+    } else {
+        *g = dot_in(gw, gr, x, xq, t, width, lane);
+        *u = dot_in(uw, ur, x, xq, t, width, lane);
+    }
+}
+
 struct In {
     const float* x;
     const BlockQ8A* xq;
@@ -305,12 +317,7 @@ __device__ inline void mk_gated_ffn(const MkPass& P, const MkModelStage& s, long
     const uint8_t* ur = mkm::wrow(L.up, r);
     for (long long t = 0; t < P.n_tokens; ++t) {
         float g, u;
-        if (L.gate.type == L.up.type) {
-            warp_dot_row2(L.gate.type, gr, ur, P.xn + t * n_embd, P.xq + t * (n_embd / 32), n_embd, lane, &g, &u);
-        } else {
-            g = mkm::dot_in(L.gate, gr, P.xn, P.xq, t, n_embd, lane);
-            u = mkm::dot_in(L.up, ur, P.xn, P.xq, t, n_embd, lane);
-        }
+        mkm::gate_up_dots(L.gate, L.up, gr, ur, P.xn, P.xq, t, n_embd, lane, &g, &u);
         if (lane == 0) P.h[t * P.d.n_ff + r] = num::mul_rn(num::silu(g), u);
     }
 }
@@ -509,12 +516,7 @@ __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& 
     }
     clk.mark(kPhExpRoute);
     float g, u;
-    if (L.gate_exps.type == L.up_exps.type) {
-        warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
-    } else {
-        g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
-        u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
-    }
+    mkm::gate_up_dots(L.gate_exps, L.up_exps, gr, ur, P.xn, P.xq, t, d.n_embd, lane, &g, &u);
     clk.mark(kPhExpDots);
     if (lane == 0) P.he[pair * d.n_ff_exp + r] = num::mul_rn(num::silu(g), u);
     clk.mark(kPhExpStore);
@@ -680,69 +682,52 @@ __device__ inline void for_pair_twos_of(const MkPass& P, long long e, int lane, 
 }  // namespace mkm
 
 #if ARBOR_MK_EXPERT_PAIRS
-// The gated FFN's item with its expert's pairs two at a time: both pairs' dots in one pass over
-// the gate and up rows (warp_dot_rows_q8_acts, each output the single dot's bits), an odd last
-// pair alone; for the formats warp_dot_acts_type names. A function of its own, so that the rest
-// of the entry compiles as without it.
+// The gated FFN's item with its expert's pairs two at a time, for rows r .. r + NR - 1 (NR 1, or 2
+// in ARBOR_MK_MAJOR_ROWS=2 builds): the 2 NR rows (gate r .., then up r ..) against both pairs'
+// activations in one pass (warp_dot_rows_q8_acts<2 NR, 2>: row i against pair j in v[2 i + j]),
+// an odd last pair alone (one row: warp_dot_row2; two: <4, 1>); each output is the single dot's
+// bits. For the formats warp_dot_acts_type names. A function of its own, so that the rest of the
+// entry compiles as without it.
+template <int NR>
 __device__ __noinline__ void mk_expert_gated_ffn_major_pairs(const MkPass& P, const MkLayerW& L, long long e, long long r,
                                                              int lane) {
     const MkDims& d = P.d;
     const long long nfe = d.n_ff_exp, xb = d.n_embd / 32;
-    const uint8_t* w[2] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e)};
+    const uint8_t* w[2 * NR];
+#pragma unroll
+    for (int k = 0; k < NR; ++k) {
+        w[k] = mkm::wrow(L.gate_exps, r + k, e);
+        w[NR + k] = mkm::wrow(L.up_exps, r + k, e);
+    }
     mkm::for_pair_twos_of(
         P, e, lane,
         [&](long long p, long long q) {
             const quant::BlockQ8A* xq[2] = {P.xq + (p / d.n_used) * xb, P.xq + (q / d.n_used) * xb};
-            float v[4];  // gate p, gate q, up p, up q
-            warp_dot_rows_q8_acts<2, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
+            float v[4 * NR];
+            warp_dot_rows_q8_acts<2 * NR, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
             if (lane == 0) {
-                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[2]);
-                P.he[q * nfe + r] = num::mul_rn(num::silu(v[1]), v[3]);
+#pragma unroll
+                for (int k = 0; k < NR; ++k) {
+                    P.he[p * nfe + r + k] = num::mul_rn(num::silu(v[2 * k]), v[2 * (NR + k)]);
+                    P.he[q * nfe + r + k] = num::mul_rn(num::silu(v[2 * k + 1]), v[2 * (NR + k) + 1]);
+                }
             }
         },
         [&](long long p) {
-            const long long t = p / d.n_used;
-            float g, u;
-            warp_dot_row2(L.gate_exps.type, w[0], w[1], P.xn + t * d.n_embd, P.xq + t * xb, d.n_embd, lane, &g, &u);
-            if (lane == 0) P.he[p * nfe + r] = num::mul_rn(num::silu(g), u);
-        });
-}
-
-#if ARBOR_MK_MAJOR_ROWS == 2
-// mk_expert_gated_ffn_major_pairs for rows r and r + 1 at once: the four rows (gate r, gate
-// r + 1, up r, up r + 1) against two pairs' activations in one pass (warp_dot_rows_q8_acts<4,
-// 2>), an odd last pair against the four rows alone (<4, 1>); each output is the single dot's
-// bits, stored as mk_expert_gated_ffn_major_pairs stores it.
-__device__ __noinline__ void mk_expert_gated_ffn_major_rows2(const MkPass& P, const MkLayerW& L, long long e, long long r,
-                                                             int lane) {
-    const MkDims& d = P.d;
-    const long long nfe = d.n_ff_exp, xb = d.n_embd / 32;
-    const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e), mkm::wrow(L.up_exps, r, e),
-                           mkm::wrow(L.up_exps, r + 1, e)};
-    mkm::for_pair_twos_of(
-        P, e, lane,
-        [&](long long p, long long q) {
-            const quant::BlockQ8A* xq[2] = {P.xq + (p / d.n_used) * xb, P.xq + (q / d.n_used) * xb};
-            float v[8];  // row i (gate r, gate r + 1, up r, up r + 1) against pair j (p, q): v[2 i + j]
-            warp_dot_rows_q8_acts<4, 2>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
-            if (lane == 0) {
-                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[4]);
-                P.he[p * nfe + r + 1] = num::mul_rn(num::silu(v[2]), v[6]);
-                P.he[q * nfe + r] = num::mul_rn(num::silu(v[1]), v[5]);
-                P.he[q * nfe + r + 1] = num::mul_rn(num::silu(v[3]), v[7]);
+            float v[2 * NR];  // gate r .., up r ..
+            if constexpr (NR == 1) {
+                const long long t = p / d.n_used;
+                warp_dot_row2(L.gate_exps.type, w[0], w[1], P.xn + t * d.n_embd, P.xq + t * xb, d.n_embd, lane, &v[0], &v[1]);
+            } else {
+                const quant::BlockQ8A* xq[1] = {P.xq + (p / d.n_used) * xb};
+                warp_dot_rows_q8_acts<2 * NR, 1>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
             }
-        },
-        [&](long long p) {
-            const quant::BlockQ8A* xq[1] = {P.xq + (p / d.n_used) * xb};
-            float v[4];  // gate r, gate r + 1, up r, up r + 1
-            warp_dot_rows_q8_acts<4, 1>(L.gate_exps.type, w, xq, d.n_embd, lane, v);
             if (lane == 0) {
-                P.he[p * nfe + r] = num::mul_rn(num::silu(v[0]), v[2]);
-                P.he[p * nfe + r + 1] = num::mul_rn(num::silu(v[1]), v[3]);
+#pragma unroll
+                for (int k = 0; k < NR; ++k) P.he[p * nfe + r + k] = num::mul_rn(num::silu(v[k]), v[NR + k]);
             }
         });
 }
-#endif
 #endif
 
 // ARBOR_MK_MAJOR_NOINLINE builds (mk_model.hpp): the expert-major items not inlined.
@@ -764,11 +749,11 @@ ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
     if (s.pair_batch == 2 && L.gate_exps.type == L.up_exps.type && warp_dot_acts_type(L.gate_exps.type)) {
 #if ARBOR_MK_MAJOR_ROWS == 2
         if (nr == 2) {
-            mk_expert_gated_ffn_major_rows2(P, L, e, r0, lane);
+            mk_expert_gated_ffn_major_pairs<2>(P, L, e, r0, lane);
             return;
         }
 #endif
-        for (long long r = r0; r < r0 + nr; ++r) mk_expert_gated_ffn_major_pairs(P, L, e, r, lane);
+        mk_expert_gated_ffn_major_pairs<1>(P, L, e, r0, lane);  // nr is 1 here (the host pairs rows only in such builds)
         return;
     }
 #endif
@@ -776,14 +761,8 @@ ARBOR_MK_MAJOR_FN void mk_expert_gated_ffn_major(const MkPass& P, const MkModelS
         const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
         const uint8_t* ur = mkm::wrow(L.up_exps, r, e);
         mkm::for_pairs_of(P, e, lane, [&](long long pair) {
-            const long long t = pair / d.n_used;
             float g, u;
-            if (L.gate_exps.type == L.up_exps.type) {
-                warp_dot_row2(L.gate_exps.type, gr, ur, P.xn + t * d.n_embd, P.xq + t * (d.n_embd / 32), d.n_embd, lane, &g, &u);
-            } else {
-                g = mkm::dot_in(L.gate_exps, gr, P.xn, P.xq, t, d.n_embd, lane);
-                u = mkm::dot_in(L.up_exps, ur, P.xn, P.xq, t, d.n_embd, lane);
-            }
+            mkm::gate_up_dots(L.gate_exps, L.up_exps, gr, ur, P.xn, P.xq, pair / d.n_used, d.n_embd, lane, &g, &u);
             if (lane == 0) P.he[pair * nfe + r] = num::mul_rn(num::silu(g), u);
         });
     }
