@@ -551,17 +551,21 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                                                                       c.head_dim_v, rt_->grid());
 #if ARBOR_MK_ATTN_TOKENS
             int64_t attn_nt = 1;  // tokens a dense chunk item takes
-            // A pass of many tokens over several chunks: a chunk item takes up to 16 rows of
-            // (token, head), so a whole earlier chunk's K and V are staged once for that many
-            // tokens (mk_attn_chunk_tokens), as far as the stage still holds a score tile and
-            // kMkStageFloats; ARBOR_GPU_ATTN_TOKENS=N caps the tokens (1: one a chunk item).
+            // A pass of many tokens over several chunks: a chunk item takes up to kMkAttnRows
+            // rows of (token, head), so a whole earlier chunk's K and V are staged once for that
+            // many tokens (mk_attn_chunk_tokens), as far as the stage still holds a score tile and
+            // kMkStageFloats (more than 16 rows: 8 K rows, a piece of attn_score_tiles_qreg<8, 4>)
+            // and a thread's o registers cover its rows (attn_o_write: at most 16 heads a thread);
+            // ARBOR_GPU_ATTN_TOKENS=N caps the tokens (1: one a chunk item).
             {
-                static const long long cap = env_count("ARBOR_GPU_ATTN_TOKENS", 16);
+                static const long long cap = env_count("ARBOR_GPU_ATTN_TOKENS", gpu::kMkAttnRows);
                 const int64_t gh = c.n_head / c.n_head_kv;  // the whole group: no head split here
-                int64_t nt = T > 1 && MC > 1 && a.head_parts <= 1 ? std::min<int64_t>(cap, 16 / gh) : 1;
+                int64_t nt = T > 1 && MC > 1 && a.head_parts <= 1 ? std::min<int64_t>(cap, gpu::kMkAttnRows / gh) : 1;
                 auto fits = [&](int64_t rows) {
                     const long long st = gpu::attn_stage_floats(rows, c.head_dim_k);
-                    return st >= gpu::kMkStageFloats && st >= gpu::attn_tile_cells(int(rows)) * (c.head_dim_k + 1);
+                    const int64_t slices = gpu::kMkBlockThreads / c.head_dim_v;  // head_dim_v <= 256
+                    return st >= gpu::kMkStageFloats && st >= gpu::attn_tile_cells(int(rows)) * (c.head_dim_k + 1) &&
+                           (rows <= 16 || (st >= 8 * (c.head_dim_k + 1) && (rows + slices - 1) / slices <= 16));
                 };
                 while (nt > 1 && !fits(nt * gh)) --nt;
                 attn_nt = std::max<int64_t>(nt, 1);

@@ -664,7 +664,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     ARBOR_MK_SMEM(smem);
 #if ARBOR_MK_ATTN_TOKENS
     // nt tokens t .. t + nt - 1 of one context, each with the chunk's n cells whole: rows
-    // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= 16, mk_attn_chunk_tokens).
+    // tt * ghq + h for token t + tt's head h0 + h (nt * ghq <= kMkAttnRows, mk_attn_chunk_tokens).
     const int ghq = gh;
     gh *= nt;
 #endif
@@ -676,8 +676,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* qs = smem;                              // [gh][hdk]
     float* sc = qs + gh * hdk;                     // [gh][256]
-    float* ms = sc + gh * mkm::kChunk;             // [16] chunk maxima
-    float* ls = ms + 16;                           // [16] chunk sums
+    float* ms = sc + gh * mkm::kChunk;             // [kMkAttnRows] chunk maxima
+    float* ls = ms + kMkAttnRows;                  // [kMkAttnRows] chunk sums
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
     const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
@@ -718,8 +718,18 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     float* kst = reinterpret_cast<float*>(stage);
 #if ARBOR_MK_SCORE_QREG
     // The register-held queries' tiles (attn_score_tiles_qreg): 0 none; 1 up to 8 rows on all
-    // eight warps; 2 more than 8 rows, as two blocks of 8 on four warps each.
-    const int qreg = hdk <= 128 && gh > 4 && gh <= 16 ? (gh <= 8 ? 1 : 2) : 0;
+    // eight warps; 2 more than 8 rows, as two blocks of 8 on four warps each; 3 (ARBOR_MK_ATTN_ROWS
+    // = 32) more than 16 rows, as four blocks of 8 on two warps each.
+    const int qreg = hdk <= 128 && gh > 4 && gh <= kMkAttnRows ? (gh <= 8 ? 1 : gh <= 16 ? 2 : 3) : 0;
+#if ARBOR_MK_ATTN_ROWS > 16
+    // Blocks of 8 rows on Wb = 8 / B warps take a piece's 4-cell tiles round robin: a piece of a
+    // multiple of 4 Wb cells gives each warp of a block the same tiles (32 rows leave a stage of
+    // about 60 cells, which the multiple of 32 below would cut to 32).
+    if (qreg == 3) {
+        kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
+        kpiece -= kpiece % 8;
+    }
+#endif
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
@@ -729,6 +739,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #if ARBOR_MK_SCORE_QREG
         if (qreg == 1) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
         else if (qreg == 2) attn_score_tiles_qreg<8, 2>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
+#if ARBOR_MK_ATTN_ROWS > 16
+        else if (qreg == 3) attn_score_tiles_qreg<8, 4>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
+#endif
         else
 #endif
         {
@@ -763,8 +776,17 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         }
         arbor_syncwarp();
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+#if ARBOR_MK_SOFTMAX_LANES
+        if (lane == 0) ms[h] = m;
+    }
+    arbor_syncwarp();  // this warp's rows' exponentials, before its lanes sum them
+    if (const int h = warp + lane * kMkBlockWarps; h < gh) {
+        const float* e = sc + h * mkm::kChunk;
+        {
+#else
         arbor_syncwarp();
         if (lane == 0) {
+#endif
             float l = 0.0f;  // the contract's sequential sum, cells in order
             int j = 0;
             for (; j + 8 <= n; j += 8) {
@@ -775,7 +797,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
                 for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
             }
             for (; j < n; ++j) l = num::add_rn(l, e[j]);
+#if !ARBOR_MK_SOFTMAX_LANES
             ms[h] = m;
+#endif
             ls[h] = l;
         }
     }
@@ -805,7 +829,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     else if (hpt <= 2) attn_o_write<2>(out, pc);
     else if (hpt <= 4) attn_o_write<4>(out, pc);
     else if (hpt <= 8) attn_o_write<8>(out, pc);
-    else attn_o_write<16>(out, pc);  // group <= 16 (host check)
+    else attn_o_write<16>(out, pc);  // at most 16 heads a thread (host checks: group, rows a grouped item)
 }
 
 // An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.

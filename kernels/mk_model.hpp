@@ -77,6 +77,27 @@
 #endif
 #endif
 
+// ARBOR_MK_ATTN_ROWS=32 (with ARBOR_MK_ATTN_TOKENS): a grouped chunk item takes up to 32 (token,
+// head) rows instead of 16 (qwen3moe's 8 heads a KV head: 4 tokens, not 2), so a read or prefill
+// at depth stages each earlier chunk's K and V half as often, runs half the items, and its o loop
+// (attn_o_write<8, 2>: 16 chains a thread) converts each staged V element for twice the rows.
+// The queries go to four blocks of 8 rows (attn_score_tiles_qreg<8, 4>); the stage left beside
+// 32 rows' queries and scores is smaller, so K and V come in more pieces. Each row's arithmetic
+// is the one-token item's: the bits do not change. Prepared on gpu-next23: off (16).
+#ifndef ARBOR_MK_ATTN_ROWS
+#define ARBOR_MK_ATTN_ROWS 16
+#endif
+static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_ATTN_ROWS is 16 or 32");
+
+// ARBOR_MK_SOFTMAX_LANES=1: an attention chunk item's sums l (each the sequential sum of its
+// row's exponentials, cells in order) run in the lanes of the warp that made the row's
+// exponentials, one row a lane (warp w: rows w, w + 8, ...), where lane 0 ran its warp's rows
+// one after another (2 to 4 chains of 256 dependent additions in a read's item). The same
+// chain a row: the bits do not change. Prepared on gpu-next23: off.
+#ifndef ARBOR_MK_SOFTMAX_LANES
+#define ARBOR_MK_SOFTMAX_LANES 0
+#endif
+
 // ARBOR_MK_SMEM_ASSUME=1: the functions that are not inlined into the entry and take the arena
 // (the attention chunk, o and combine items, the tiles, the router's top-k, flashnext's blocks)
 // tell the compiler their arena pointers are shared memory (arbor_assume_shared), so that they
@@ -267,6 +288,9 @@ constexpr int kMkSmemFloats = ARBOR_MK_SMEM_FLOATS;
 constexpr bool kMkSmemDynamic = ARBOR_MK_SMEM_FLOATS > 10176;
 constexpr int kMkSmemDynamicBytes = kMkSmemDynamic ? kMkSmemFloats * 4 : 0;  // the launch's dynamic shared memory
 constexpr int kMkStageFloats = 2048;
+// The most (token, head) rows an attention chunk item takes (ARBOR_MK_ATTN_ROWS; a group's heads
+// are at most 16): the item keeps a maximum and a sum for each.
+constexpr int kMkAttnRows = ARBOR_MK_ATTN_ROWS;
 
 // The MatMulAdd tiles of many-token passes (mk_tile_ops.hpp): rows x tokens per workgroup item.
 // A range stages kTileRows rows of 32 sub-blocks (at most 1088 bytes, Q8_0) and kTileTokens
@@ -330,9 +354,9 @@ constexpr int kMkBlockThreads = 256;
 __host__ __device__ inline int attn_tile_heads(int gh) { return gh > 4 ? 8 : gh > 2 ? 4 : gh; }
 __host__ __device__ inline int attn_tile_cells(int gh) { return gh == 1 ? 16 : 32 / attn_tile_heads(gh); }
 // Floats of an attention chunk item's stage with gh heads: the arena less their queries
-// (gh * hd_k), scores (gh * 256) and 32 floats of maxima and sums (mkb attn_chunk_cells).
+// (gh * hd_k), scores (gh * 256) and 2 kMkAttnRows floats of maxima and sums (mkb attn_chunk_cells).
 __host__ __device__ inline long long attn_stage_floats(long long gh, long long hd_k) {
-    return kMkSmemFloats - gh * (hd_k + 256) - 32;
+    return kMkSmemFloats - gh * (hd_k + 256) - 2 * kMkAttnRows;
 }
 
 // Q heads per attention combine item (mk_attn_combine_block, a thread per (head, dim)): the
