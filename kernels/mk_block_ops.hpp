@@ -678,7 +678,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     float* sc = qs + gh * hdk;                     // [gh][256]
     float* ms = sc + gh * mkm::kChunk;             // [kMkAttnRows] chunk maxima
     float* ls = ms + kMkAttnRows;                  // [kMkAttnRows] chunk sums
-    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + 16);
+    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + kMkAttnRows);
     const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
