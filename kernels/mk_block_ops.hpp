@@ -776,17 +776,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         }
         arbor_syncwarp();
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
-#if ARBOR_MK_SOFTMAX_LANES
-        if (lane == 0) ms[h] = m;
-    }
-    arbor_syncwarp();  // this warp's rows' exponentials, before its lanes sum them
-    if (const int h = warp + lane * kMkBlockWarps; h < gh) {
-        const float* e = sc + h * mkm::kChunk;
-        {
-#else
         arbor_syncwarp();
         if (lane == 0) {
-#endif
             float l = 0.0f;  // the contract's sequential sum, cells in order
             int j = 0;
             for (; j + 8 <= n; j += 8) {
@@ -797,9 +788,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
                 for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
             }
             for (; j < n; ++j) l = num::add_rn(l, e[j]);
-#if !ARBOR_MK_SOFTMAX_LANES
             ms[h] = m;
-#endif
             ls[h] = l;
         }
     }

@@ -54,10 +54,16 @@
 // (warp_dot_quant_rows_acts<2, 2>, each output the single dot's bits), an odd last pair alone.
 // Measured slower on gpu-next17 (4.2 to 5.5 us an item) when every token went to experts 0-7
 // (50 pairs an item); with the routing spread (`moer`, about 3 pairs an expert in a read of 50)
-// an item is 5.75 us of mostly round trips, two of which pairing would merge into one.
-// Prepared on gpu-next22 (sm_90 and gfx1151 compile-checked), not yet measured: off.
+// an item is 5.75 us of mostly round trips, two of which pairing merges into one. Measured on
+// the H200 (gpu-next23, docs/BENCHMARKS.md calls 1 and 4): exact (371/0, 28/0, 10/0); `moer`
+// read50@16384 -2.1%, prefill256@16384 -3.8%, decode and dense models unchanged. On by default
+// on NVIDIA (AMD builds have no expert pairs).
 #ifndef ARBOR_MK_DOWN_PAIRS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_DOWN_PAIRS 1
+#else
 #define ARBOR_MK_DOWN_PAIRS 0
+#endif
 #endif
 
 // ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
@@ -83,20 +89,19 @@
 // (attn_o_write<8, 2>: 16 chains a thread) converts each staged V element for twice the rows.
 // The queries go to four blocks of 8 rows (attn_score_tiles_qreg<8, 4>); the stage left beside
 // 32 rows' queries and scores is smaller, so K and V come in more pieces. Each row's arithmetic
-// is the one-token item's: the bits do not change. Prepared on gpu-next23: off (16).
+// is the one-token item's: the bits do not change. Measured on the H200 (gpu-next23,
+// docs/BENCHMARKS.md calls 3-4): exact (371/0, 28/0, 10/0); `moer` read50@16384 -7.9%,
+// prefill256@16384 -10.0%, qwen3-4b -6.3% and -7.8%, decode unchanged. On by default on NVIDIA
+// (where ARBOR_MK_ATTN_TOKENS is on); other builds keep 16. (The sums l in a lane each, one row a
+// lane, measured no faster on top of it and were taken out; so was a 96 KiB arena, 1-2% slower.)
 #ifndef ARBOR_MK_ATTN_ROWS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_ATTN_ROWS 32
+#else
 #define ARBOR_MK_ATTN_ROWS 16
 #endif
-static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_ATTN_ROWS is 16 or 32");
-
-// ARBOR_MK_SOFTMAX_LANES=1: an attention chunk item's sums l (each the sequential sum of its
-// row's exponentials, cells in order) run in the lanes of the warp that made the row's
-// exponentials, one row a lane (warp w: rows w, w + 8, ...), where lane 0 ran its warp's rows
-// one after another (2 to 4 chains of 256 dependent additions in a read's item). The same
-// chain a row: the bits do not change. Prepared on gpu-next23: off.
-#ifndef ARBOR_MK_SOFTMAX_LANES
-#define ARBOR_MK_SOFTMAX_LANES 0
 #endif
+static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_ATTN_ROWS is 16 or 32");
 
 // ARBOR_MK_SMEM_ASSUME=1: the functions that are not inlined into the entry and take the arena
 // (the attention chunk, o and combine items, the tiles, the router's top-k, flashnext's blocks)
