@@ -8,7 +8,8 @@
 #       carry=[".carry/models", ".carry/bin"])
 # ARBOR_LR_SETTINGS: environment settings, one a word (VAR=VALUE); ARBOR_LR_ROWS: the rows at
 # 229 (default decode@229,read50@229,prefill256@229); ARBOR_LR_SHAPES (default "q4b moe moer");
-# ARBOR_LR_DEEP=1 also the deep rows of moer from one saved 16k context; ARBOR_LR_ROUNDS (2);
+# ARBOR_LR_DEEP=1 also the deep rows of moer from one saved 16k context (and with
+# ARBOR_LR_DEEP_PROFILE=1 a profile of its read50@16384 under each setting); ARBOR_LR_ROUNDS (2);
 # ARBOR_LR_PROFILE=1 a read50@229 profile of moer under each setting; ARBOR_LR_EXACT the
 # settings the exactness suite runs under (default all). Writes $OUT/local-run.txt.
 set -u
@@ -54,6 +55,17 @@ if [ "${ARBOR_LR_DEEP:-0}" = 1 ]; then
             awk -v s="$s" '$1 ~ /@/ {print "deep", "moer", s, $1, $2, $3, $4}' | tee -a "$OUTDIR/local-run.txt"
     done
     log "deep: $SECONDS s"
+    if [ "${ARBOR_LR_DEEP_PROFILE:-0}" = 1 ]; then  # one profiled read50@16384 a setting
+        i=0
+        for s in $SETTINGS; do
+            i=$((i + 1))
+            env "$s" timeout 100 $B/arbor-cli bench -m /tmp/arbor-shapes/moer.gguf --backend gpu --rows read50@16384 \
+                --reps 1 --warmup 1 --context /tmp/ctx-moer/arbor-bench-c1-16384.park \
+                --profile "$OUTDIR/deep-profile-$i.json" >"$OUTDIR/deep-profile-$i.txt" 2>&1
+            rm -f "$OUTDIR/deep-profile-$i.json"
+            log "deep-profile-$i.txt: $s"
+        done
+    fi
 fi
 if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
     i=0
