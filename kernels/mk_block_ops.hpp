@@ -417,7 +417,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 // Heads in groups of up to 8: every head's eight weights loaded before any FMA,
                 // then the cells in order, the group's heads interleaved (independent chains).
                 // A thread's heads past gh repeat the last one (no branch); their o are not written.
-                constexpr int kG = kMaxHeads < 8 ? kMaxHeads : 8;
+                // (two dims a thread: ARBOR_MK_O_PAIR_GROUP heads a group)
+                constexpr int kGmax = DP == 2 ? ARBOR_MK_O_PAIR_GROUP : 8;
+                constexpr int kG = kMaxHeads < kGmax ? kMaxHeads : kGmax;
+                static_assert(kMaxHeads % kG == 0, "whole groups of heads");
 #pragma unroll
                 for (int k0 = 0; k0 < kMaxHeads; k0 += kG) {
                     float e8[kG][8];

@@ -135,6 +135,18 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 #endif
 #endif
 
+// ARBOR_MK_O_PAIR_GROUP=4 (with ARBOR_MK_ATTN_O_GROUPS): where a thread takes two dims (f16 V,
+// ARBOR_MK_O_PAIRS), its heads' weights are loaded four heads at a time, not eight. The 32-row
+// items' o loop (attn_o_write<8, 2>) holds 64 weights, 16 V elements and 16 o chains at once:
+// ptxas (sm_90, -O3) spills 320/372 bytes there, where <4, 2> spills 176/176 (160/160 is every
+// small instance's floor); with groups of four, 192/192 (flashnext's <8, 2>: 292/928 to
+// 180/248). Each head's o is still the same chain, cell after cell: the bits do not change.
+// Prepared on gpu-next23 (compile-checked for sm_90 and gfx1151), not yet measured: 8 (off).
+#ifndef ARBOR_MK_O_PAIR_GROUP
+#define ARBOR_MK_O_PAIR_GROUP 8
+#endif
+static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_MK_O_PAIR_GROUP is 4 or 8");
+
 // ARBOR_MK_F16_GROUPS=1: the attention's K staging and o loop convert f16 K and V elements eight
 // at a time by the hardware's conversion alone, and take fp16_to_f32 (its NaN select, about six
 // instructions an element) for the eight only when their sum is a NaN (any of them a NaN, or an
