@@ -69,8 +69,9 @@
 // ARBOR_MK_ATTN_TOKENS=1: in a pass of many tokens over several chunks, an attention chunk item
 // takes up to ARBOR_MK_ATTN_ROWS (below) / heads-an-item consecutive tokens; when they are of one
 // context and each sees the chunk whole (the earlier chunks of a read or prefill at depth), the
-// chunk's K and V are staged once for all of them instead of once a token (mk_attn_chunk_tokens, attn_chunk_cells'
-// rows; ARBOR_GPU_ATTN_TOKENS=N at run time caps the tokens, 1: off). The bits do not change.
+// chunk's K and V are staged once for all of them instead of once a token (mk_attn_chunk_tokens,
+// attn_chunk_cells' rows; ARBOR_GPU_ATTN_TOKENS=N at run time caps the tokens, 1: off). The bits
+// do not change.
 // Measured on the H200 (gpu-next18, docs/BENCHMARKS.md calls 3-7): exact (371/0, 28/0, 10/0);
 // read50@16384 198.4 to 179.6 ms on the MoE and 220.8 to 164.6 on qwen3-4b, prefill256@16384
 // 944.9 to 847.0 and 1062.7 to 758.1; decode@16384 +2%. On by default on NVIDIA; AMD builds keep
