@@ -136,6 +136,18 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 #endif
 #endif
 
+// ARBOR_MK_Q_GLOBAL=1 (with ARBOR_MK_ATTN_ROWS=32, ARBOR_MK_ATTN_TOKENS and ARBOR_MK_SCORE_QREG):
+// the score tiles of a chunk item of more than 16 rows load their queries from Q in global memory
+// (the L2: every chunk item of the token group reads the same rows) into registers, piece by
+// piece, instead of from the rows staged in the arena. The arena then holds no queries, and the
+// stage takes their 4096 floats (32 rows x 128): K comes in 88-cell pieces (3, not 5) and V in
+// 184-cell ones (2, not 3), the 96 KiB arena's pieces without its smaller L1. The same query
+// values in the same registers: the bits do not change. Prepared on gpu-next23 (compile-checked),
+// not yet measured: off.
+#ifndef ARBOR_MK_Q_GLOBAL
+#define ARBOR_MK_Q_GLOBAL 0
+#endif
+
 // ARBOR_MK_O_PAIR_GROUP=4 (with ARBOR_MK_ATTN_O_GROUPS): where a thread takes two dims (f16 V,
 // ARBOR_MK_O_PAIRS), its heads' weights are loaded four heads at a time, not eight. The 32-row
 // items' o loop (attn_o_write<8, 2>) holds 64 weights, 16 V elements and 16 o chains at once:
@@ -180,6 +192,8 @@ static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_M
 #define ARBOR_MK_SCORE_QREG 0
 #endif
 #endif
+// ARBOR_MK_Q_GLOBAL (above) in effect: it needs the 32-row items and the register-held queries.
+#define ARBOR_MK_Q_GLOBAL_ON (ARBOR_MK_Q_GLOBAL && ARBOR_MK_ATTN_TOKENS && ARBOR_MK_SCORE_QREG && ARBOR_MK_ATTN_ROWS > 16)
 
 // ARBOR_MK_O_PAIRS=1: in an attention chunk item of 8 or more heads a thread (reads and prefills:
 // 16 rows of 128 dims) with f16 V rows, the o loop's thread takes two adjacent dims of half as
