@@ -142,8 +142,9 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 // piece, instead of from the rows staged in the arena. The arena then holds no queries, and the
 // stage takes their 4096 floats (32 rows x 128): K comes in 88-cell pieces (3, not 5) and V in
 // 184-cell ones (2, not 3), the 96 KiB arena's pieces without its smaller L1. The same query
-// values in the same registers: the bits do not change. Prepared on gpu-next23 (compile-checked),
-// not yet measured: off.
+// values in the same registers: the bits do not change. ptxas (sm_90, -O3, with
+// ARBOR_MK_O_PAIR_GROUP=4): attn_chunk_cells 136/356 to 152/364 bytes of spills, the global
+// queries' tiles 0/8. Prepared on gpu-next23 (compile-checked), not yet measured: off.
 #ifndef ARBOR_MK_Q_GLOBAL
 #define ARBOR_MK_Q_GLOBAL 0
 #endif
