@@ -238,7 +238,7 @@ Status GpuBackend::init() {
                           std::to_string(std::max(c.head_dim_k, c.head_dim_v)) + ")");
     // An attention chunk keeps the group's q and scores in the workgroup's shared arena.
     const int64_t group = c.n_head / c.n_head_kv;
-    if (group > 16 || group * (c.head_dim_k + kKvPageCells) + 32 + gpu::kMkStageFloats > gpu::kMkSmemFloats)
+    if (group > 16 || gpu::attn_stage_floats(group, c.head_dim_k) < gpu::kMkStageFloats)
         return make_error("the GPU backend supports up to 16 q heads per kv head with their queries and scores in " +
                           std::to_string(gpu::kMkSmemFloats * 4 / 1024) + " KiB (this model has " +
                           std::to_string(group) + " of head dim " + std::to_string(c.head_dim_k) + ")");

@@ -309,7 +309,8 @@ struct MkPass {
 // Floats of the workgroup's shared-memory arena (mk_block_ops.hpp): with flashnext's selection
 // histogram (8 KiB) just under the 48 KiB of static shared memory. It holds a staged
 // activation row (n_embd below this), or an attention chunk's q and scores
-// (group * (hd_k + 256) + 32 floats) plus the K/V rows it stages, at least kMkStageFloats.
+// (group * (hd_k + 256) + 2 kMkAttnRows floats) plus the K/V rows it stages, at least
+// kMkStageFloats.
 // ARBOR_MK_SMEM_FLOATS above 10176 (NVIDIA: up to about 28000 with two workgroups an SM) makes the
 // arena dynamic shared memory (megakernel.hip, mk_launch.hip), so that an attention chunk stages
 // its K and V rows in fewer, larger pieces. kernels/CMakeLists.txt sets 20480 (80 KiB) for CUDA
