@@ -95,6 +95,19 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // ARBOR_MK_PACKED_SWITCH builds, whose ARBOR_GPU_PACKED=0 must reach sub_terms' byte-wise path.
 // AMD builds compile it with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from
 // 1532 to 1772 bytes); it stays off there until a gfx1151 run measures it.
+// ARBOR_MK_ACTS_ROW_GROUP=G (warp_dot_quant_rows_acts, formats with mkw::Wide): the R rows' words
+// of a step are unpacked G rows at a time, not all R at once (0: all), with a scheduling barrier
+// (arbor_sched_barrier) between the groups so that the compiler does not hoist the next group's
+// loads, and fewer words are live; each accumulator's chain is the same, so the bits are too.
+// Only the two-row gated expert item's four-row dots have groups to split (R = 4). ptxas (sm_90,
+// -O3): scripts/dot-regs.sh's four-row, two-pair dots with G = 2 take Q4_K 119 to 94 registers,
+// Q5_K 127 to 108, Q8_0 126 to 86, IQ4_XS 103 to 80 (Q6_K 128 to 127); the megakernel's
+// mk_expert_gated_ffn_major_pairs<2> spills 588/172 to 536/72 bytes. Prepared on gpu-next23
+// (compile-checked for sm_90 and gfx1151), not yet measured: 0.
+#ifndef ARBOR_MK_ACTS_ROW_GROUP
+#define ARBOR_MK_ACTS_ROW_GROUP 0
+#endif
+
 #ifndef ARBOR_MK_WIDE_LOADS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_WIDE_LOADS 1
@@ -318,23 +331,35 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 #pragma unroll
             for (int j = 0; j < A; ++j) x[j] = load_q8a(xq[j] + b);
             if constexpr (mkw::Wide<Fmt>::kHas) {  // the rows' words unpacked once for all A
-                quant::blocks::PackedSub u[R];
+                // ARBOR_MK_ACTS_ROW_GROUP rows' words unpacked at a time (default all R)
+                constexpr int G = ARBOR_MK_ACTS_ROW_GROUP > 0 && ARBOR_MK_ACTS_ROW_GROUP < R ? ARBOR_MK_ACTS_ROW_GROUP : R;
+                static_assert(R % G == 0, "whole groups of rows");
 #pragma unroll
-                for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
+                for (int i0 = 0; i0 < R; i0 += G) {
+                    quant::blocks::PackedSub u[G];
 #pragma unroll
-                for (int i = 0; i < R; ++i)
+                    for (int i = 0; i < G; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i0 + i] + off, sb);
 #pragma unroll
-                    for (int j = 0; j < A; ++j)
-                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                            a[i * A + j],
-                            quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum), x[j].d);
+                    for (int i = 0; i < G; ++i)
+#pragma unroll
+                        for (int j = 0; j < A; ++j)
+                            a[(i0 + i) * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                                a[(i0 + i) * A + j],
+                                quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum),
+                                x[j].d);
+                    if constexpr (G < R) arbor_sched_barrier();  // the next group's loads after this group's terms
+                }
             } else {
 #pragma unroll
-                for (int i = 0; i < R; ++i)
+                for (int i = 0; i < R; ++i) {
 #pragma unroll
                     for (int j = 0; j < A; ++j)
                         a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j]),
                                                                                     x[j].d);
+#if ARBOR_MK_ACTS_ROW_GROUP > 0
+                    if ((i + 1) % ARBOR_MK_ACTS_ROW_GROUP == 0) arbor_sched_barrier();  // the next group's loads after
+#endif
+                }
             }
         } else {
 #pragma unroll
