@@ -102,8 +102,9 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // Only the two-row gated expert item's four-row dots have groups to split (R = 4). ptxas (sm_90,
 // -O3): scripts/dot-regs.sh's four-row, two-pair dots with G = 2 take Q4_K 119 to 94 registers,
 // Q5_K 127 to 108, Q8_0 126 to 86, IQ4_XS 103 to 80 (Q6_K 128 to 127); the megakernel's
-// mk_expert_gated_ffn_major_pairs<2> spills 588/172 to 536/72 bytes. Prepared on gpu-next23
-// (compile-checked for sm_90 and gfx1151), not yet measured: 0.
+// mk_expert_gated_ffn_major_pairs<2> spills 588/172 to 536/72 bytes. Measured on the H200
+// (gpu-next24, docs/BENCHMARKS.md call 2) at G = 2: exact, but `moer` read50@16384 +0.8% and
+// prefill256@16384 +0.5% (the fewer registers did not become time). Off: 0.
 #ifndef ARBOR_MK_ACTS_ROW_GROUP
 #define ARBOR_MK_ACTS_ROW_GROUP 0
 #endif
@@ -376,6 +377,44 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
     for (int k = 0; k < R * A; ++k) v[k] = warp_combine(a[k]);
 }
 
+// S slots' row pairs, each against its own activations: rows w[2s] and w[2s + 1] against xq[s]
+// (n / 32 Q8A blocks), v[2s + i] their dots, in one pass over the sub-blocks. Each accumulator
+// sees exactly warp_dot_quant_rows's sequence for its row and activation (the same terms, the same
+// lane_accumulate chain, the same warp_combine), so each dot has the single dot's bits; all 2S
+// rows' and S activations' loads are in flight together. A decode step's expert down, where the
+// slots' experts differ (ARBOR_MK_DOWN_SLOT_PAIRS).
+template <class Fmt, int S, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
+__device__ inline void warp_dot_quant_slot_rows(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+                                                int lane, float* v) {
+    constexpr int R = 2 * S;
+    float a[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) a[i] = 0.0f;
+    const long long subs = n / 32;
+    for (long long b = lane; b < subs; b += 32) {
+        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
+        const int sb = int(b % Fmt::kSubs);
+        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {  // warp_dot_quant_rows's wide path
+            Q8AWords x[S];
+#pragma unroll
+            for (int j = 0; j < S; ++j) x[j] = load_q8a(xq[j] + b);
+            quant::blocks::SubTerms t[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / 2]);
+#pragma unroll
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / 2].d);
+        } else {
+            quant::blocks::SubTerms t[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i / 2][b]);
+#pragma unroll
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i / 2][b].d);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
+}
+
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
 // xf(x[i]), continued from acc: over i = lane, lane + 32, ... < n in order,
 // acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Sixteen (then eight) elements' loads are in flight
@@ -488,6 +527,39 @@ __device__ inline void warp_dot_rows_q8_acts(int type, const uint8_t* const* w, 
     case TensorType::Q5_K: warp_dot_quant_rows_acts<Q5_K, R, A>(w, xq, n, lane, v); return;
     case TensorType::Q6_K: warp_dot_quant_rows_acts<Q6_K, R, A>(w, xq, n, lane, v); return;
     case TensorType::IQ4_XS: warp_dot_quant_rows_acts<IQ4_XS, R, A>(w, xq, n, lane, v); return;
+    default: return;
+    }
+}
+
+// warp_dot_quant_slot_rows for a row type that warp_dot_acts_type names (others: false, nothing
+// computed).
+template <int S>
+__device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
+                                             long long n, int lane, float* v) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: warp_dot_quant_slot_rows<Q4_0, S>(w, xq, n, lane, v); return true;
+    case TensorType::Q8_0: warp_dot_quant_slot_rows<Q8_0, S>(w, xq, n, lane, v); return true;
+    case TensorType::Q4_K: warp_dot_quant_slot_rows<Q4_K, S>(w, xq, n, lane, v); return true;
+    case TensorType::Q5_K: warp_dot_quant_slot_rows<Q5_K, S>(w, xq, n, lane, v); return true;
+    case TensorType::Q6_K: warp_dot_quant_slot_rows<Q6_K, S>(w, xq, n, lane, v); return true;
+    case TensorType::IQ4_XS: warp_dot_quant_slot_rows<IQ4_XS, S>(w, xq, n, lane, v); return true;
+    default: return false;
+    }
+}
+
+// warp_dot_quant_rows<Fmt, 4> for a row type that warp_dot_acts_type names (others: nothing
+// computed; ARBOR_MK_GATED_ROWS2's host takes only those).
+__device__ inline void warp_dot_rows4_acts_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
+                                              int lane, float* v) {
+    using namespace quant::blocks;
+    switch (static_cast<TensorType>(type)) {
+    case TensorType::Q4_0: warp_dot_quant_rows<Q4_0, 4>(w, xq, n, lane, v); return;
+    case TensorType::Q8_0: warp_dot_quant_rows<Q8_0, 4>(w, xq, n, lane, v); return;
+    case TensorType::Q4_K: warp_dot_quant_rows<Q4_K, 4>(w, xq, n, lane, v); return;
+    case TensorType::Q5_K: warp_dot_quant_rows<Q5_K, 4>(w, xq, n, lane, v); return;
+    case TensorType::Q6_K: warp_dot_quant_rows<Q6_K, 4>(w, xq, n, lane, v); return;
+    case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, 4>(w, xq, n, lane, v); return;
     default: return;
     }
 }

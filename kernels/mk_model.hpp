@@ -144,7 +144,9 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 // 184-cell ones (2, not 3), the 96 KiB arena's pieces without its smaller L1. The same query
 // values in the same registers: the bits do not change. ptxas (sm_90, -O3, with
 // ARBOR_MK_O_PAIR_GROUP=4): attn_chunk_cells 136/356 to 152/364 bytes of spills, the global
-// queries' tiles 0/8. Prepared on gpu-next23 (compile-checked), not yet measured: off.
+// queries' tiles 0/8. Measured on the H200 (gpu-next24, docs/BENCHMARKS.md call 2): exact, but
+// `moer` read50@16384 and prefill256@16384 4.8% and 4.6% slower (qwen3-4b 3.4% and 3.5%): the
+// queries' L2 round trips each piece cost more than the fewer pieces save. Off.
 #ifndef ARBOR_MK_Q_GLOBAL
 #define ARBOR_MK_Q_GLOBAL 0
 #endif
@@ -155,11 +157,28 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 // ptxas (sm_90, -O3) spills 320/372 bytes there, where <4, 2> spills 176/176 (160/160 is every
 // small instance's floor); with groups of four, 192/192 (flashnext's <8, 2>: 292/928 to
 // 180/248). Each head's o is still the same chain, cell after cell: the bits do not change.
-// Prepared on gpu-next23 (compile-checked for sm_90 and gfx1151), not yet measured: 8 (off).
+// Measured on the H200 (gpu-next24, docs/BENCHMARKS.md calls 1, 2 and 4): exact (371/0, 28/0,
+// 10/0); the o phase of the 32-row items 13% shorter, `moer` read50@16384 -1.3% and
+// prefill256@16384 -1.2% (qwen3-4b -0.6% and -1.0%), decode unchanged. 4 by default on NVIDIA
+// (AMD builds take two dims a thread only with ARBOR_MK_O_PAIRS, off there: 8).
 #ifndef ARBOR_MK_O_PAIR_GROUP
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_O_PAIR_GROUP 4
+#else
 #define ARBOR_MK_O_PAIR_GROUP 8
 #endif
+#endif
 static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_MK_O_PAIR_GROUP is 4 or 8");
+
+// ARBOR_MK_STAGE_DEEP=1: an attention chunk item of one or two rows (a decode step's: one q head,
+// or two) stages its K pieces with 8 loads a thread in flight, not 4, and its V pieces with 16,
+// not 8, so a 128-cell K piece and a 256-cell V piece each take one memory round trip, not two.
+// A decode item at 229 cells (profile, gpu-next24) spends 7.5 of its 26 us staging K (two pieces
+// of two rounds) and 4.0 staging V (two rounds). The same values land in the same places: the
+// bits do not change. Prepared on gpu-next24: off until measured.
+#ifndef ARBOR_MK_STAGE_DEEP
+#define ARBOR_MK_STAGE_DEEP 0
+#endif
 
 // ARBOR_MK_F16_GROUPS=1: the attention's K staging and o loop convert f16 K and V elements eight
 // at a time by the hardware's conversion alone, and take fp16_to_f32 (its NaN select, about six
@@ -493,6 +512,34 @@ constexpr long long kMkDownSplitTokens = 8;
 #error "ARBOR_MK_DEP_TAILS is derived: set ARBOR_MK_FUSE_TAILS or ARBOR_MK_DOWN_SPLIT"
 #endif
 #define ARBOR_MK_DEP_TAILS (ARBOR_MK_FUSE_TAILS || ARBOR_MK_DOWN_SPLIT)
+
+// ARBOR_MK_DOWN_SLOT_PAIRS=1: a token-major expert down item (a decode step's: rows 2i and 2i + 1
+// over the token's 8 slots) takes its slots two at a time, both slots' experts' rows and both
+// activations in one pass (warp_dot_quant_slot_rows), where each slot's dots waited for the one
+// before. Each dot keeps its bits, and the fmaf chain over the slots its order. A decode step
+// of `moer` at 229 cells (profile, gpu-next24): the item is 14 us of mostly memory round trips,
+// 8 slot dots one after another, and the stage's slowest item 18.3 us. Prepared on gpu-next24:
+// off until measured.
+#ifndef ARBOR_MK_DOWN_SLOT_PAIRS
+#define ARBOR_MK_DOWN_SLOT_PAIRS 0
+#endif
+
+// ARBOR_MK_GATED_ROWS2=1: a token-major expert gated FFN item (a decode step's) takes two rows of
+// gate and up, one four-row dot against the pair's activations (warp_dot_quant_rows<Fmt, 4>: each
+// row's accumulator the two-row dot's sequence, so the same bits), where two items each took a
+// two-row dot one after the other: half the items (`moer`: 3072 a layer, not 6144, on 2112
+// warps), each about one round trip longer. For the formats warp_dot_acts_type names, gate and up
+// of one type, n_ff_exp even (gpu_backend.hip; other models keep one row an item); the stage's
+// major_rows is 2. A decode step of `moer` at 229 cells (gpu-next24 profile): the stage's
+// slowest warp 15.5 us, its items 4.8 us (first) and 3.5 (later), about three a warp.
+// Prepared on gpu-next24: off until measured. Not with ARBOR_MK_LEAN_DOTS or ARBOR_MK_L2_PREFETCH,
+// whose item maps are one row an item.
+#ifndef ARBOR_MK_GATED_ROWS2
+#define ARBOR_MK_GATED_ROWS2 0
+#endif
+#if ARBOR_MK_GATED_ROWS2 && (ARBOR_MK_LEAN_DOTS || ARBOR_MK_L2_PREFETCH)
+#error "ARBOR_MK_GATED_ROWS2 changes the expert gated FFN's item map, which ARBOR_MK_LEAN_DOTS and ARBOR_MK_L2_PREFETCH read"
+#endif
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the

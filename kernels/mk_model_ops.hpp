@@ -500,10 +500,32 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
 }
 
 // Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
+// ARBOR_MK_GATED_ROWS2 with s.major_rows == 2: item pair * (n_ff_exp / 2) + i, rows 2i and 2i + 1
+// in one four-row dot (the host takes it only for warp_dot_acts_type's formats, gate and up of
+// one type).
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
     WarpPhaseClock clk(lane, (item & 15) == 0);
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);
+#if ARBOR_MK_GATED_ROWS2
+    if (s.major_rows == 2) {
+        const long long half = d.n_ff_exp / 2, pair = item / half, r = 2 * (item % half), t = pair / d.n_used;
+        const int e = P.route_idx[pair];
+        const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e),
+                               mkm::wrow(L.up_exps, r + 1, e)};
+        clk.mark(kPhExpRoute);
+        float v[4];
+        warp_dot_rows4_acts_q8(L.gate_exps.type, w, P.xq + t * (d.n_embd / 32), d.n_embd, lane, v);
+        clk.mark(kPhExpDots);
+        if (lane == 0) {
+            float* he = P.he + pair * d.n_ff_exp + r;
+            he[0] = num::mul_rn(num::silu(v[0]), v[1]);
+            he[1] = num::mul_rn(num::silu(v[2]), v[3]);
+        }
+        clk.mark(kPhExpStore);
+        return;
+    }
+#endif
     const long long pair = item / d.n_ff_exp, r = item % d.n_ff_exp, t = pair / d.n_used;
     const int e = P.route_idx[pair];
     const uint8_t* gr = mkm::wrow(L.gate_exps, r, e);
@@ -534,7 +556,27 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
     float my_w = 0.0f;
     if (in_lanes && lane < K) my_e = P.route_idx[p0 + lane], my_w = P.route_w[p0 + lane];
     float a0 = 0.0f, a1 = 0.0f;
-    for (long long k = 0; k < K; ++k) {
+    long long k = 0;
+#if ARBOR_MK_DOWN_SLOT_PAIRS
+    // Two slots a step (their experts' four rows and two activations in one pass), each slot's
+    // two dots the same bits as alone, and the same fmaf chain in slot order; an odd last slot,
+    // and formats warp_dot_acts_type does not name, as below.
+    if (in_lanes && warp_dot_acts_type(dw.type))
+        for (; k + 2 <= K; k += 2) {
+            const int e0 = __shfl(my_e, static_cast<int>(k)), e1 = __shfl(my_e, static_cast<int>(k + 1));
+            const float w0 = __shfl(my_w, static_cast<int>(k)), w1 = __shfl(my_w, static_cast<int>(k + 1));
+            const uint8_t* w[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
+            const quant::BlockQ8A* xq[2] = {P.heq + (p0 + k) * (nf / 32), P.heq + (p0 + k + 1) * (nf / 32)};
+            float y[4];
+            warp_dot_slot_rows_q8<2>(dw.type, w, xq, nf, lane, y);
+            if (lane == 0) {
+                a0 = fmaf(w0, y[0], a0), a1 = fmaf(w0, y[1], a1);
+                a0 = fmaf(w1, y[2], a0), a1 = fmaf(w1, y[3], a1);
+            }
+            clk.mark(kPhDownSlot);
+        }
+#endif
+    for (; k < K; ++k) {
         const long long pair = p0 + k;
         const int e = in_lanes ? __shfl(my_e, static_cast<int>(k)) : P.route_idx[pair];
         const float wk = in_lanes ? __shfl(my_w, static_cast<int>(k)) : P.route_w[pair];
