@@ -693,6 +693,12 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                     break;
                 }
+#if ARBOR_MK_GATED_ROWS2
+                // The token-major items read major_rows as their rows an item: one unless taken
+                // below (`a` carries the expert-major items' ARBOR_MK_MAJOR_ROWS choice, which the
+                // first build of this switch read: 24 of 371 exactness cases failed, gpu-next24).
+                a.major_rows = 1;
+#endif
                 if (fuse_tails && s.quantize_out && c.n_ff_exp % 32 == 0) {  // Q8A blocks as the tail
                     tail_step(gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, " +q8a");
                     break;
