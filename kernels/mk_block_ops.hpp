@@ -58,13 +58,14 @@ __device__ inline void f16x8_to_f32(const H* h, float* v) {
 
 // dst[i] = f(src[i]) for n elements, global src to shared dst, with the whole block, every
 // thread's loads issued before its stores (one memory latency per 8 x 256 elements, not one per
-// element). f defaults to a plain copy. kU: a thread's loads in flight at once.
+// element). f defaults to a plain copy.
 struct CopyAs {
     template <class W>
     __device__ W operator()(W w) const { return w; }
 };
-template <int kU = 8, class D, class S, class F = CopyAs>
+template <class D, class S, class F = CopyAs>
 __device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
+    constexpr int kU = 8;
     for (long long base = threadIdx.x; base < n; base += kMkBlockThreads * kU) {
         S r[kU];
 #pragma unroll
@@ -78,12 +79,11 @@ __device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
 
 // Copies `bytes` (a multiple of 4) from global src to shared dst: 16-byte vectors when both ends
 // allow, else 4-byte words.
-template <int kU = 8>
 __device__ inline void block_stage(void* dst, const void* src, long long bytes) {
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0)
-        block_copy<kU>(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
+        block_copy(static_cast<uint4*>(dst), static_cast<const uint4*>(src), bytes / 16);
     else
-        block_copy<kU>(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
+        block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
 }
 
 // Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
@@ -157,10 +157,11 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
 
 // Copies the rows of cells c0 .. c0 + np - 1 of a cell map (cells.cell(j): the j-th attended
 // cell, in increasing order) into shared dst, row after row, in words of W (every thread's loads
-// issued before its stores, kU of them a round); base is the row of cell `first`, a row is wpr words.
-template <int kU, class W, class Cells>
+// issued before its stores); base is the row of cell `first`, a row is wpr words.
+template <class W, class Cells>
 __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long first, const Cells& cells, int c0, int np,
                                        int wpr, int row_bytes) {
+    constexpr int kU = 8;
     const int n = np * wpr;  // at most 256 cells x 64 words
     for (int b = static_cast<int>(threadIdx.x); b < n; b += kMkBlockThreads * kU) {
         W r[kU];
@@ -181,14 +182,14 @@ __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long fi
 }
 
 // The rows of cells c0 .. c0 + np - 1 of a cell map into shared dst: 16-byte words when the
-// rows allow, else 4-byte words; kU loads a thread in flight.
-template <int kU = 8, class Cells>
+// rows allow, else 4-byte words.
+template <class Cells>
 __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long first, const Cells& cells, int c0,
                                         int np, int row_bytes) {
     if (((reinterpret_cast<unsigned long long>(base) | reinterpret_cast<unsigned long long>(dst) | row_bytes) & 15) == 0)
-        block_copy_rows<kU>(reinterpret_cast<uint4*>(dst), base, first, cells, c0, np, row_bytes / 16, row_bytes);
+        block_copy_rows(reinterpret_cast<uint4*>(dst), base, first, cells, c0, np, row_bytes / 16, row_bytes);
     else
-        block_copy_rows<kU>(reinterpret_cast<unsigned*>(dst), base, first, cells, c0, np, row_bytes / 4, row_bytes);
+        block_copy_rows(reinterpret_cast<unsigned*>(dst), base, first, cells, c0, np, row_bytes / 4, row_bytes);
 }
 
 // The cells of a dense chunk: first, first + 1, ...
@@ -198,10 +199,9 @@ struct DenseCells {
 };
 
 // A dense chunk's rows are contiguous: one flat copy, no per-word cell lookup.
-template <int kU = 8>
 __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long long, const DenseCells&, int c0, int np,
                                         int row_bytes) {
-    block_stage<kU>(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
+    block_stage(dst, base + static_cast<long long>(c0) * row_bytes, static_cast<long long>(np) * row_bytes);
 }
 
 namespace mkb {
@@ -245,9 +245,8 @@ __device__ inline float score_tile(const float* qs, int hdk, const float* kst, i
 // dst + j * stride (stride = hd + 1 floats: consecutive rows start in consecutive banks), every
 // thread's loads issued before its stores. Rows of whole 16-byte words (head dims of 128 in
 // halves: 16 words) are read as such, thread (row j0, word w) taking rows j0, j0 + 256 / wpr, ...,
-// so that a 64-cell piece is 4 loads a thread (kU4 = 4), all in flight at once; other rows in
-// 4-byte words.
-template <int kU4 = 4, class Cells>
+// so that a 64-cell piece is 4 loads a thread, all in flight at once; other rows in 4-byte words.
+template <class Cells>
 __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* base, long long first, const Cells& cells,
                                          int c0, int np, int hd, int eb) {
     constexpr int kU = 8;
@@ -267,6 +266,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
         const int wpr = row_bytes / 16, rows = kMkBlockThreads / wpr;  // 16-byte words a row, rows a round
         const int j0 = tid / wpr, w = tid - j0 * wpr;
         if (j0 >= rows) return;
+        constexpr int kU4 = 4;  // a 64-cell piece of 16-word rows in one round
         for (int jb = j0; jb < np; jb += rows * kU4) {
             uint4 r[kU4];
 #pragma unroll
@@ -381,10 +381,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-        // ARBOR_MK_STAGE_DEEP: items of one or two heads a thread (decode) take a piece of up to
-        // 256 rows of 128 halves in one round of 16 loads a thread, not two of 8.
-        constexpr int kVU = ARBOR_MK_STAGE_DEEP && HM <= 2 ? 16 : 8;
-        block_stage_rows<kVU>(stage, v0, first, cells, c0, np, vrow);
+        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -750,11 +747,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
-#if ARBOR_MK_STAGE_DEEP
-        // items of one or two rows (decode): a 128-cell piece in one round of 8 loads a thread
-        if (gh <= 2) block_stage_k_f32<8>(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
-        else
-#endif
         block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
         __syncthreads();
         pc.mark(kPhAttnKStage);

@@ -170,16 +170,6 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 #endif
 static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_MK_O_PAIR_GROUP is 4 or 8");
 
-// ARBOR_MK_STAGE_DEEP=1: an attention chunk item of one or two rows (a decode step's: one q head,
-// or two) stages its K pieces with 8 loads a thread in flight, not 4, and its V pieces with 16,
-// not 8, so a 128-cell K piece and a 256-cell V piece each take one memory round trip, not two.
-// A decode item at 229 cells (profile, gpu-next24) spends 7.5 of its 26 us staging K (two pieces
-// of two rounds) and 4.0 staging V (two rounds). The same values land in the same places: the
-// bits do not change. Prepared on gpu-next24: off until measured.
-#ifndef ARBOR_MK_STAGE_DEEP
-#define ARBOR_MK_STAGE_DEEP 0
-#endif
-
 // ARBOR_MK_F16_GROUPS=1: the attention's K staging and o loop convert f16 K and V elements eight
 // at a time by the hardware's conversion alone, and take fp16_to_f32 (its NaN select, about six
 // instructions an element) for the eight only when their sum is a NaN (any of them a NaN, or an
@@ -518,8 +508,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // activations in one pass (warp_dot_quant_slot_rows), where each slot's dots waited for the one
 // before. Each dot keeps its bits, and the fmaf chain over the slots its order. A decode step
 // of `moer` at 229 cells (profile, gpu-next24): the item is 14 us of mostly memory round trips,
-// 8 slot dots one after another, and the stage's slowest item 18.3 us. Prepared on gpu-next24:
-// off until measured.
+// 8 slot dots one after another, and the stage's slowest item 18.3 us. Measured on the H200
+// (gpu-next24, docs/BENCHMARKS.md calls 5-6, one round): exact (371/0, 28/0, 10/0); `moer`
+// decode@229 7.02 to 6.91 ms, decode@16384 10.58 to 10.52 (predicted -0.25 each), within about a
+// round's spread, and its reads (which do not take the path) 0.4-1.4% slower. Off until a
+// three-round A/B decides it.
 #ifndef ARBOR_MK_DOWN_SLOT_PAIRS
 #define ARBOR_MK_DOWN_SLOT_PAIRS 0
 #endif
@@ -532,7 +525,10 @@ constexpr long long kMkDownSplitTokens = 8;
 // of one type, n_ff_exp even (gpu_backend.hip; other models keep one row an item); the stage's
 // major_rows is 2. A decode step of `moer` at 229 cells (gpu-next24 profile): the stage's
 // slowest warp 15.5 us, its items 4.8 us (first) and 3.5 (later), about three a warp.
-// Prepared on gpu-next24: off until measured. Not with ARBOR_MK_LEAN_DOTS or ARBOR_MK_L2_PREFETCH,
+// Prepared on gpu-next24. Its first build failed 24 of 371 exactness cases on the H200: the
+// fallback stage (formats it does not take) kept `a`'s major_rows of 2 (ARBOR_MK_MAJOR_ROWS), and
+// its one-row items were read as two-row ones; the host now sets 1 there. Compile-checked, not
+// yet run again: off. Not with ARBOR_MK_LEAN_DOTS or ARBOR_MK_L2_PREFETCH,
 // whose item maps are one row an item.
 #ifndef ARBOR_MK_GATED_ROWS2
 #define ARBOR_MK_GATED_ROWS2 0
