@@ -21,6 +21,7 @@
 # gpu_logits_exact on it after the builds (about 20 s a variant), so a variant can be turned on
 # by default on the strength of one call; ARBOR_AB_VARIANT_EXACT=NAME,NAME: only those variants.
 # scripts/device-carry.sh prepares the carried folders.
+# The build part also prints each build's megakernel LDL/STL and SASS counts (cuobjdump).
 # ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
 # ARBOR_AB_ROW (run part) times another bench row than decode@229 (read50@229, prefill256@229:
 # levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn moer".
@@ -88,6 +89,17 @@ if [ "$PART" = build ]; then
         wait "${pids[$i]}" || { echo "error: the build of ${trees[$i]} failed (the run part leaves it out)"; rc=2; }
     done
     echo "baselines built: $(el) s"
+    # Each build's megakernel: its local-memory instructions (LDL/STL: ptxas's spills and stack)
+    # and its size. A switch can move the spills of functions it never runs (ptxas allocates
+    # across the call graph; gpu-next24's ARBOR_MK_STAGE_DEEP), so compare them before the times.
+    if command -v cuobjdump >/dev/null; then
+        for bd in /tmp/b $(for b in $BASES; do bdir "$b"; done) $(variants | awk '{print "/tmp/bv-" $1}'); do
+            obj=$(find "$bd" -name 'megakernel.hip.o' 2>/dev/null | head -1)
+            [ -n "$obj" ] || continue
+            cuobjdump -sass "$obj" 2>/dev/null |
+                awk -v b="$bd" '/LDL|STL/ {l++} /\/\*[0-9a-f]+\*\// {n++} END {print "megakernel of " b ": " l + 0 " LDL/STL, " n + 0 " SASS instructions"}'
+        done
+    fi
     if [ -n "$vtests" ]; then
         models=${ARBOR_EXACT_MODELS:-.carry/models}
         while read -r name flags; do
