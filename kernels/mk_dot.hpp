@@ -531,7 +531,14 @@ __device__ inline void warp_dot_rows_q8_acts(int type, const uint8_t* const* w, 
     }
 }
 
-// warp_dot_quant_slot_rows for a row type that warp_dot_acts_type names (others: false, nothing
+// The formats warp_dot_slot_rows_q8 takes: those whose two-slot dot leaves the caller room under
+// 128 registers (scripts/dot-regs.sh: IQ4_XS 94, Q4_0 90; Q4_K 117, Q8_0 120, Q5_K and Q6_K 128).
+__device__ inline bool slot_rows_type(int type) {
+    const TensorType t = static_cast<TensorType>(type);
+    return t == TensorType::IQ4_XS || t == TensorType::Q4_0;
+}
+
+// warp_dot_quant_slot_rows for a row type that slot_rows_type names (others: false, nothing
 // computed).
 template <int S>
 __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
@@ -539,10 +546,6 @@ __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, 
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
     case TensorType::Q4_0: warp_dot_quant_slot_rows<Q4_0, S>(w, xq, n, lane, v); return true;
-    case TensorType::Q8_0: warp_dot_quant_slot_rows<Q8_0, S>(w, xq, n, lane, v); return true;
-    case TensorType::Q4_K: warp_dot_quant_slot_rows<Q4_K, S>(w, xq, n, lane, v); return true;
-    case TensorType::Q5_K: warp_dot_quant_slot_rows<Q5_K, S>(w, xq, n, lane, v); return true;
-    case TensorType::Q6_K: warp_dot_quant_slot_rows<Q6_K, S>(w, xq, n, lane, v); return true;
     case TensorType::IQ4_XS: warp_dot_quant_slot_rows<IQ4_XS, S>(w, xq, n, lane, v); return true;
     default: return false;
     }

@@ -560,8 +560,10 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
 #if ARBOR_MK_DOWN_SLOT_PAIRS
     // Two slots a step (their experts' four rows and two activations in one pass), each slot's
     // two dots the same bits as alone, and the same fmaf chain in slot order; an odd last slot,
-    // and formats warp_dot_acts_type does not name, as below.
-    if (in_lanes && warp_dot_acts_type(dw.type))
+    // and other formats, as below. Only IQ4_XS and Q4_0, whose slot-pair dot takes 94 and 90
+    // registers alone (scripts/dot-regs.sh): with the K-quants' and Q8_0's (117-128) as well, ptxas
+    // spilled 264/156 bytes in mk_expert_down_add, not 76/92.
+    if (in_lanes && slot_rows_type(dw.type))
         for (; k + 2 <= K; k += 2) {
             const int e0 = __shfl(my_e, static_cast<int>(k)), e1 = __shfl(my_e, static_cast<int>(k + 1));
             const float w0 = __shfl(my_w, static_cast<int>(k)), w1 = __shfl(my_w, static_cast<int>(k + 1));
