@@ -705,12 +705,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 }
 #if ARBOR_MK_GATED_ROWS2
                 // Two rows of gate and up an item (one four-row dot) where the rows come in twos
-                // and the format is one of warp_dot_acts_type's (mk_dot.hpp).
+                // and the format is one warp_dot_rows4_q8 takes (mk_dot.hpp).
                 if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
                     c.n_ff_exp % 2 == 0 && Lw.gate_exps.type == Lw.up_exps.type &&
-                    (Lw.gate_exps.type == TensorType::Q4_0 || Lw.gate_exps.type == TensorType::Q8_0 ||
-                     Lw.gate_exps.type == TensorType::Q4_K || Lw.gate_exps.type == TensorType::Q5_K ||
-                     Lw.gate_exps.type == TensorType::Q6_K || Lw.gate_exps.type == TensorType::IQ4_XS)) {
+                    (Lw.gate_exps.type == TensorType::Q4_0 || Lw.gate_exps.type == TensorType::Q4_K ||
+                     Lw.gate_exps.type == TensorType::IQ4_XS)) {
                     gpu::MkModelStage g2 = a;
                     g2.major_rows = 2;
                     st.push_back({gpu::kOpExpertGatedFfn, T * K * (c.n_ff_exp / 2), g2, " rows2", &s});

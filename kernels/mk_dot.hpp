@@ -551,17 +551,15 @@ __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, 
     }
 }
 
-// warp_dot_quant_rows<Fmt, 4> for a row type that warp_dot_acts_type names (others: nothing
-// computed; ARBOR_MK_GATED_ROWS2's host takes only those).
-__device__ inline void warp_dot_rows4_acts_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
-                                              int lane, float* v) {
+// warp_dot_quant_rows<Fmt, 4> for IQ4_XS, Q4_0 and Q4_K (others: nothing computed;
+// ARBOR_MK_GATED_ROWS2's host takes only those): their four-row dot takes 95, 78 and 107
+// registers alone (scripts/dot-regs.sh), Q8_0's 112, Q5_K's and Q6_K's 127-128.
+__device__ inline void warp_dot_rows4_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
+                                         int lane, float* v) {
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
     case TensorType::Q4_0: warp_dot_quant_rows<Q4_0, 4>(w, xq, n, lane, v); return;
-    case TensorType::Q8_0: warp_dot_quant_rows<Q8_0, 4>(w, xq, n, lane, v); return;
     case TensorType::Q4_K: warp_dot_quant_rows<Q4_K, 4>(w, xq, n, lane, v); return;
-    case TensorType::Q5_K: warp_dot_quant_rows<Q5_K, 4>(w, xq, n, lane, v); return;
-    case TensorType::Q6_K: warp_dot_quant_rows<Q6_K, 4>(w, xq, n, lane, v); return;
     case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, 4>(w, xq, n, lane, v); return;
     default: return;
     }

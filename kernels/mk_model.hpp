@@ -521,9 +521,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // gate and up, one four-row dot against the pair's activations (warp_dot_quant_rows<Fmt, 4>: each
 // row's accumulator the two-row dot's sequence, so the same bits), where two items each took a
 // two-row dot one after the other: half the items (`moer`: 3072 a layer, not 6144, on 2112
-// warps), each about one round trip longer. For the formats warp_dot_acts_type names, gate and up
-// of one type, n_ff_exp even (gpu_backend.hip; other models keep one row an item); the stage's
-// major_rows is 2. A decode step of `moer` at 229 cells (gpu-next24 profile): the stage's
+// warps), each about one round trip longer. For IQ4_XS, Q4_0 and Q4_K (warp_dot_rows4_q8: the
+// four-row dots that fit), gate and up of one type, n_ff_exp even (gpu_backend.hip; other models
+// keep one row an item); the stage's major_rows is 2. The item is a function of its own
+// (mk_expert_gated_ffn_rows2): inlined, ptxas -O3 raised mk_model_item's spills from 96/484 to
+// 264/540 bytes. A decode step of `moer` at 229 cells (gpu-next24 profile): the stage's
 // slowest warp 15.5 us, its items 4.8 us (first) and 3.5 (later), about three a warp.
 // Prepared on gpu-next24. Its first build failed 24 of 371 exactness cases on the H200: the
 // fallback stage (formats it does not take) kept `a`'s major_rows of 2 (ARBOR_MK_MAJOR_ROWS), and
