@@ -552,7 +552,7 @@ __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, 
 }
 
 // warp_dot_quant_rows<Fmt, 4> for IQ4_XS, Q4_0 and Q4_K (others: nothing computed;
-// ARBOR_MK_GATED_ROWS2's host takes only those): their four-row dot takes 95, 78 and 107
+// ARBOR_MK_GATED_ROWS2's host takes only those): their four-row dot takes 84, 78 and 105
 // registers alone (scripts/dot-regs.sh), Q8_0's 112, Q5_K's and Q6_K's 127-128.
 __device__ inline void warp_dot_rows4_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
                                          int lane, float* v) {

@@ -447,7 +447,7 @@ struct MkModelStage {
     // had not yet defined; arbor_vendor.hpp now decides it in every unit).
     int attn_tokens;     // AttnChunk: tokens an item takes (1: one; ARBOR_MK_ATTN_TOKENS builds' mk_attn_chunk_tokens)
     int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2; ARBOR_MK_EXPERT_PAIRS builds)
-    int major_rows;      // ExpertGatedFfnMajor: rows of gate and up an item takes (1 or 2; ARBOR_MK_MAJOR_ROWS builds)
+    int major_rows;      // ExpertGatedFfnMajor: rows of gate and up an item takes (1 or 2; ARBOR_MK_MAJOR_ROWS builds); ExpertGatedFfn too in ARBOR_MK_GATED_ROWS2 builds
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
@@ -535,9 +535,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_GATED_ROWS2
 #define ARBOR_MK_GATED_ROWS2 0
 #endif
-#if ARBOR_MK_GATED_ROWS2 && (ARBOR_MK_LEAN_DOTS || ARBOR_MK_L2_PREFETCH)
-#error "ARBOR_MK_GATED_ROWS2 changes the expert gated FFN's item map, which ARBOR_MK_LEAN_DOTS and ARBOR_MK_L2_PREFETCH read"
-#endif
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
@@ -595,6 +592,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it).
 #ifndef ARBOR_MK_LEAN_DOTS
 #define ARBOR_MK_LEAN_DOTS 0
+#endif
+#if ARBOR_MK_GATED_ROWS2 && (ARBOR_MK_LEAN_DOTS || ARBOR_MK_L2_PREFETCH)
+#error "ARBOR_MK_GATED_ROWS2 changes the expert gated FFN's item map, which ARBOR_MK_LEAN_DOTS and ARBOR_MK_L2_PREFETCH read"
 #endif
 
 // Stage s's layer weights.

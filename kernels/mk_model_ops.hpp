@@ -502,7 +502,7 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
 #if ARBOR_MK_GATED_ROWS2
 // ARBOR_MK_GATED_ROWS2's item (s.major_rows == 2): pair * (n_ff_exp / 2) + i, rows 2i and 2i + 1
 // of the gated FFN of the expert routed to (token, slot) pair, in one four-row dot (the host takes
-// it only for rows2_type's formats, gate and up of one type). Not inlined: inlined, its dot's
+// it only for warp_dot_rows4_q8's formats, gate and up of one type). Not inlined: inlined, its dot's
 // registers raised mk_model_item's spills (which every decode row-dot stage runs through) from
 // 96/484 to 264/540 bytes under ptxas -O3.
 __device__ __noinline__ void mk_expert_gated_ffn_rows2(const MkPass& P, const MkModelStage& s, long long item, int lane) {
@@ -514,7 +514,8 @@ __device__ __noinline__ void mk_expert_gated_ffn_rows2(const MkPass& P, const Mk
     const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e),
                            mkm::wrow(L.up_exps, r + 1, e)};
     clk.mark(kPhExpRoute);
-    float v[4];
+    const float nan = __int_as_float(0x7fc00000);  // (a format the host should not have sent)
+    float v[4] = {nan, nan, nan, nan};
     warp_dot_rows4_q8(L.gate_exps.type, w, P.xq + t * (d.n_embd / 32), d.n_embd, lane, v);
     clk.mark(kPhExpDots);
     if (lane == 0) {
@@ -581,7 +582,8 @@ __device__ inline void expert_down_slots(const MkPass& P, const MkW& dw, long lo
             const float w0 = __shfl(my_w, static_cast<int>(k)), w1 = __shfl(my_w, static_cast<int>(k + 1));
             const uint8_t* w[4] = {mkm::wrow(dw, r, e0), mkm::wrow(dw, r1, e0), mkm::wrow(dw, r, e1), mkm::wrow(dw, r1, e1)};
             const quant::BlockQ8A* xq[2] = {P.heq + (p0 + k) * (nf / 32), P.heq + (p0 + k + 1) * (nf / 32)};
-            float y[4];
+            const float nan = __int_as_float(0x7fc00000);  // (slot_rows_type gates the types)
+            float y[4] = {nan, nan, nan, nan};
             warp_dot_slot_rows_q8<2>(dw.type, w, xq, nf, lane, y);
             if (lane == 0) {
                 a0 = fmaf(w0, y[0], a0), a1 = fmaf(w0, y[1], a1);

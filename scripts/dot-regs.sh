@@ -18,7 +18,7 @@ nvcc -x cu -std=c++20 -arch=sm_90 --fmad=false -prec-div=true -prec-sqrt=true -O
     -o "$gen/dot_regs.o" >"$gen/ptxas.log" 2>&1 || { tail -20 "$gen/ptxas.log"; echo "error: nvcc failed"; exit 1; }
 echo "kernel format rows acts registers spill_stores spill_loads"
 awk '/Compiling entry/ {e = $0} /spill stores/ {st = $0} /Used [0-9]+ registers/ {
-        k = e ~ /slot_regs/ ? "slot_regs" : "dot_regs"
+        k = e ~ /slot_regs/ ? "slot_regs" : e ~ /rows_regs/ ? "rows_regs" : "dot_regs"
         match(e, /blocks[0-9]+[A-Za-z0-9_]+ELi[0-9]+ELi[0-9]+/); s = substr(e, RSTART + 6, RLENGTH - 6)
         sub(/^[0-9]+/, "", s); split(s, p, "ELi"); match($0, /Used [0-9]+/); r = substr($0, RSTART + 5, RLENGTH - 5)
         split(st, q, " bytes spill stores, "); n1 = q[1]; sub(/.* /, "", n1); n2 = q[2]; sub(/ .*/, "", n2)
