@@ -117,16 +117,6 @@ __device__ inline void arbor_syncwarp() {
 #endif
 }
 
-// A point the compiler moves none of the active lanes' memory accesses across, so that loads
-// after it are not hoisted above it (fewer registers live); legal where lanes have diverged.
-__device__ inline void arbor_sched_barrier() {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    __syncwarp(__activemask());
-#else
-    __builtin_amdgcn_sched_barrier(0);
-#endif
-}
-
 // The lanes (of 32) whose predicate is true, as a bit mask.
 __device__ inline unsigned arbor_ballot(bool p) {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

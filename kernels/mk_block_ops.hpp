@@ -587,12 +587,11 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 // accumulator of every dot is the same chain (elements j, j + 32, ... in order, from +0),
 // combined by the same combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H
 // query registers get an allocation of their own (loaded again each piece: 4 H loads against the
-// piece's tiles). QG (ARBOR_MK_Q_GLOBAL): qs is the item's first query row in global memory
-// (P.q), row r at (r / ghq) * qstride + (r % ghq) * hdk, not the rows staged in shared memory.
-template <int H, int B, bool QG = false>
+// piece's tiles).
+template <int H, int B>
 __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const float* kst, int krow_f, int gh, int np,
-                                                   int c0, float* sc, float scale, int ghq = 1, long long qstride = 0) {
-    if constexpr (!QG) ARBOR_MK_SMEM(qs);
+                                                   int c0, float* sc, float scale) {
+    ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(kst);
     ARBOR_MK_SMEM(sc);
     constexpr int Ct = 32 / H, Wb = kMkBlockWarps / B;  // a tile's cells; the warps of a block
@@ -604,9 +603,7 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int e = lane + 32 * i;
-            const int r = hb + h < gh ? hb + h : gh - 1;
-            if constexpr (QG) q[h][i] = e < hdk ? qs[(r / ghq) * qstride + (r % ghq) * hdk + e] : 0.0f;
-            else q[h][i] = e < hdk ? qs[r * hdk + e] : 0.0f;
+            q[h][i] = e < hdk ? qs[(hb + h < gh ? hb + h : gh - 1) * hdk + e] : 0.0f;
         }
     const int ctiles = (np + Ct - 1) / Ct;  // (pieces are whole tiles of attn_tile_cells(gh) >= Ct cells)
     for (int tile = wb; tile < ctiles; tile += Wb) {
@@ -680,20 +677,12 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const int eb = static_cast<int>(d.kv_elem_bytes);
     const long long first = ch * mkm::kChunk;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-#if ARBOR_MK_Q_GLOBAL_ON
-    // ARBOR_MK_Q_GLOBAL: the score tiles of more than 16 rows read their queries from Q itself,
-    // so the arena holds no queries and the stage takes their floats.
-    const bool qglob = hdk <= 128 && gh > 16;
-#else
-    constexpr bool qglob = false;
-#endif
-    float* qs = smem;                              // [gh][hdk] (none with qglob)
-    float* sc = qglob ? smem : qs + gh * hdk;      // [gh][256]
+    float* qs = smem;                              // [gh][hdk]
+    float* sc = qs + gh * hdk;                     // [gh][256]
     float* ms = sc + gh * mkm::kChunk;             // [kMkAttnRows] chunk maxima
     float* ls = ms + kMkAttnRows;                  // [kMkAttnRows] chunk sums
     uint8_t* stage = reinterpret_cast<uint8_t*>(ls + kMkAttnRows);
-    // the arena from `stage` on
-    const long long stage_bytes = (attn_stage_floats(gh, hdk) + (qglob ? static_cast<long long>(gh) * hdk : 0)) * 4;
+    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
     bool folded = false;  // q finished here (s.fold_finish) instead of read from Q
@@ -705,7 +694,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         }
 #endif
 #if ARBOR_MK_ATTN_TOKENS
-    if (!folded && !qglob)
+    if (!folded)
         for (int i = tid; i < gh * hdk; i += kMkBlockThreads) {
             const int tt = i / (ghq * hdk);  // token t + tt's heads follow token t's
             qs[i] = qg[tt * d.n_head * hdk + i - tt * ghq * hdk];
@@ -754,10 +743,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         if (qreg == 1) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
         else if (qreg == 2) attn_score_tiles_qreg<8, 2>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
 #if ARBOR_MK_ATTN_ROWS > 16
-#if ARBOR_MK_Q_GLOBAL_ON
-        else if (qreg == 3 && qglob)
-            attn_score_tiles_qreg<8, 4, true>(qg, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale, ghq, d.n_head * hdk);
-#endif
         else if (qreg == 3) attn_score_tiles_qreg<8, 4>(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
 #endif
         else

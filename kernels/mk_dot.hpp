@@ -95,20 +95,6 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // ARBOR_MK_PACKED_SWITCH builds, whose ARBOR_GPU_PACKED=0 must reach sub_terms' byte-wise path.
 // AMD builds compile it with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from
 // 1532 to 1772 bytes); it stays off there until a gfx1151 run measures it.
-// ARBOR_MK_ACTS_ROW_GROUP=G (warp_dot_quant_rows_acts, formats with mkw::Wide): the R rows' words
-// of a step are unpacked G rows at a time, not all R at once (0: all), with a scheduling barrier
-// (arbor_sched_barrier) between the groups so that the compiler does not hoist the next group's
-// loads, and fewer words are live; each accumulator's chain is the same, so the bits are too.
-// Only the two-row gated expert item's four-row dots have groups to split (R = 4). ptxas (sm_90,
-// -O3): scripts/dot-regs.sh's four-row, two-pair dots with G = 2 take Q4_K 119 to 94 registers,
-// Q5_K 127 to 108, Q8_0 126 to 86, IQ4_XS 103 to 80 (Q6_K 128 to 127); the megakernel's
-// mk_expert_gated_ffn_major_pairs<2> spills 588/172 to 536/72 bytes. Measured on the H200
-// (gpu-next24, docs/BENCHMARKS.md call 2) at G = 2: exact, but `moer` read50@16384 +0.8% and
-// prefill256@16384 +0.5% (the fewer registers did not become time). Off: 0.
-#ifndef ARBOR_MK_ACTS_ROW_GROUP
-#define ARBOR_MK_ACTS_ROW_GROUP 0
-#endif
-
 #ifndef ARBOR_MK_WIDE_LOADS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_WIDE_LOADS 1
@@ -278,13 +264,18 @@ __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb,
     else return packed_terms<Fmt>(blk, sb, a, x.sum);
 }
 
-// R rows of one format in one pass over the sub-blocks, against the same activations xq: each
-// row's lane accumulator sees exactly the single-row sequence, but all R rows' loads are in
-// flight together (the row dots are latency-bound). Results valid in lane 0. Wide: the step's
-// loads as wide words (above; formats with a packed form).
-template <class Fmt, int R, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
-__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
-                                           float* v) {
+// R rows of one format in one pass over the sub-blocks, in S groups of R / S consecutive rows,
+// group g against its own activations xq[g] (S = 1: every row against xq[0]): each row's lane
+// accumulator sees exactly the single-row sequence for its row and activation, but all R rows'
+// loads (and the S activations') are in flight together (the row dots are latency-bound).
+// Results valid in lane 0. Wide: the step's loads as wide words (above; formats with a packed
+// form). S = 2 slots' row pairs (R = 4) are a decode step's expert down (ARBOR_MK_DOWN_SLOT_PAIRS),
+// whose slots' experts and activations differ.
+template <class Fmt, int R, int S = 1, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
+__device__ inline void warp_dot_quant_row_groups(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
+                                                 int lane, float* v) {
+    static_assert(R % S == 0, "whole groups of rows");
+    constexpr int G = R / S;  // rows a group
     float a[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) a[i] = 0.0f;
@@ -293,22 +284,31 @@ __device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant:
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
         if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {
-            const Q8AWords x = load_q8a(xq + b);
+            Q8AWords x[S];
+#pragma unroll
+            for (int g = 0; g < S; ++g) x[g] = load_q8a(xq[g] + b);
             quant::blocks::SubTerms t[R];
 #pragma unroll
-            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x);
+            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / G]);
 #pragma unroll
-            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x.d);
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / G].d);
         } else {
             quant::blocks::SubTerms t[R];
 #pragma unroll
-            for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[b]);
+            for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i / G][b]);
 #pragma unroll
-            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[b].d);
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i / G][b].d);
         }
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
+}
+
+// R rows against the same activations xq (warp_dot_quant_row_groups with one group).
+template <class Fmt, int R, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
+__device__ inline void warp_dot_quant_rows(const uint8_t* const* w, const quant::BlockQ8A* xq, long long n, int lane,
+                                           float* v) {
+    warp_dot_quant_row_groups<Fmt, R, 1, Wide>(w, &xq, n, lane, v);
 }
 
 // R rows against A activations (xq[0..A), each n / 32 Q8A blocks) in one pass over the
@@ -332,35 +332,23 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 #pragma unroll
             for (int j = 0; j < A; ++j) x[j] = load_q8a(xq[j] + b);
             if constexpr (mkw::Wide<Fmt>::kHas) {  // the rows' words unpacked once for all A
-                // ARBOR_MK_ACTS_ROW_GROUP rows' words unpacked at a time (default all R)
-                constexpr int G = ARBOR_MK_ACTS_ROW_GROUP > 0 && ARBOR_MK_ACTS_ROW_GROUP < R ? ARBOR_MK_ACTS_ROW_GROUP : R;
-                static_assert(R % G == 0, "whole groups of rows");
+                quant::blocks::PackedSub u[R];
 #pragma unroll
-                for (int i0 = 0; i0 < R; i0 += G) {
-                    quant::blocks::PackedSub u[G];
+                for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
 #pragma unroll
-                    for (int i = 0; i < G; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i0 + i] + off, sb);
+                for (int i = 0; i < R; ++i)
 #pragma unroll
-                    for (int i = 0; i < G; ++i)
-#pragma unroll
-                        for (int j = 0; j < A; ++j)
-                            a[(i0 + i) * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                                a[(i0 + i) * A + j],
-                                quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum),
-                                x[j].d);
-                    if constexpr (G < R) arbor_sched_barrier();  // the next group's loads after this group's terms
-                }
+                    for (int j = 0; j < A; ++j)
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                            a[i * A + j],
+                            quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum), x[j].d);
             } else {
 #pragma unroll
-                for (int i = 0; i < R; ++i) {
+                for (int i = 0; i < R; ++i)
 #pragma unroll
                     for (int j = 0; j < A; ++j)
                         a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j]),
                                                                                     x[j].d);
-#if ARBOR_MK_ACTS_ROW_GROUP > 0
-                    if ((i + 1) % ARBOR_MK_ACTS_ROW_GROUP == 0) arbor_sched_barrier();  // the next group's loads after
-#endif
-                }
             }
         } else {
 #pragma unroll
@@ -375,44 +363,6 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
     }
 #pragma unroll
     for (int k = 0; k < R * A; ++k) v[k] = warp_combine(a[k]);
-}
-
-// S slots' row pairs, each against its own activations: rows w[2s] and w[2s + 1] against xq[s]
-// (n / 32 Q8A blocks), v[2s + i] their dots, in one pass over the sub-blocks. Each accumulator
-// sees exactly warp_dot_quant_rows's sequence for its row and activation (the same terms, the same
-// lane_accumulate chain, the same warp_combine), so each dot has the single dot's bits; all 2S
-// rows' and S activations' loads are in flight together. A decode step's expert down, where the
-// slots' experts differ (ARBOR_MK_DOWN_SLOT_PAIRS).
-template <class Fmt, int S, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
-__device__ inline void warp_dot_quant_slot_rows(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
-                                                int lane, float* v) {
-    constexpr int R = 2 * S;
-    float a[R];
-#pragma unroll
-    for (int i = 0; i < R; ++i) a[i] = 0.0f;
-    const long long subs = n / 32;
-    for (long long b = lane; b < subs; b += 32) {
-        const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
-        const int sb = int(b % Fmt::kSubs);
-        if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {  // warp_dot_quant_rows's wide path
-            Q8AWords x[S];
-#pragma unroll
-            for (int j = 0; j < S; ++j) x[j] = load_q8a(xq[j] + b);
-            quant::blocks::SubTerms t[R];
-#pragma unroll
-            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / 2]);
-#pragma unroll
-            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / 2].d);
-        } else {
-            quant::blocks::SubTerms t[R];
-#pragma unroll
-            for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i / 2][b]);
-#pragma unroll
-            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i / 2][b].d);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < R; ++i) v[i] = warp_combine(a[i]);
 }
 
 // Lane `lane`'s chains of R float-type rows w[0..R) (F32, F16, BF16: Kind 0, 1, 2) against
@@ -538,15 +488,15 @@ __device__ inline bool slot_rows_type(int type) {
     return t == TensorType::IQ4_XS || t == TensorType::Q4_0;
 }
 
-// warp_dot_quant_slot_rows for a row type that slot_rows_type names (others: false, nothing
-// computed).
+// S slots' row pairs (warp_dot_quant_row_groups<Fmt, 2 S, S>: rows 2s and 2s + 1 against xq[s])
+// for a row type that slot_rows_type names (others: false, nothing computed).
 template <int S>
 __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* const* xq,
                                              long long n, int lane, float* v) {
     using namespace quant::blocks;
     switch (static_cast<TensorType>(type)) {
-    case TensorType::Q4_0: warp_dot_quant_slot_rows<Q4_0, S>(w, xq, n, lane, v); return true;
-    case TensorType::IQ4_XS: warp_dot_quant_slot_rows<IQ4_XS, S>(w, xq, n, lane, v); return true;
+    case TensorType::Q4_0: warp_dot_quant_row_groups<Q4_0, 2 * S, S>(w, xq, n, lane, v); return true;
+    case TensorType::IQ4_XS: warp_dot_quant_row_groups<IQ4_XS, 2 * S, S>(w, xq, n, lane, v); return true;
     default: return false;
     }
 }

@@ -136,21 +136,6 @@ static_assert(ARBOR_MK_ATTN_ROWS == 16 || ARBOR_MK_ATTN_ROWS == 32, "ARBOR_MK_AT
 #endif
 #endif
 
-// ARBOR_MK_Q_GLOBAL=1 (with ARBOR_MK_ATTN_ROWS=32, ARBOR_MK_ATTN_TOKENS and ARBOR_MK_SCORE_QREG):
-// the score tiles of a chunk item of more than 16 rows load their queries from Q in global memory
-// (the L2: every chunk item of the token group reads the same rows) into registers, piece by
-// piece, instead of from the rows staged in the arena. The arena then holds no queries, and the
-// stage takes their 4096 floats (32 rows x 128): K comes in 88-cell pieces (3, not 5) and V in
-// 184-cell ones (2, not 3), the 96 KiB arena's pieces without its smaller L1. The same query
-// values in the same registers: the bits do not change. ptxas (sm_90, -O3, with
-// ARBOR_MK_O_PAIR_GROUP=4): attn_chunk_cells 136/356 to 152/364 bytes of spills, the global
-// queries' tiles 0/8. Measured on the H200 (gpu-next24, docs/BENCHMARKS.md call 2): exact, but
-// `moer` read50@16384 and prefill256@16384 4.8% and 4.6% slower (qwen3-4b 3.4% and 3.5%): the
-// queries' L2 round trips each piece cost more than the fewer pieces save. Off.
-#ifndef ARBOR_MK_Q_GLOBAL
-#define ARBOR_MK_Q_GLOBAL 0
-#endif
-
 // ARBOR_MK_O_PAIR_GROUP=4 (with ARBOR_MK_ATTN_O_GROUPS): where a thread takes two dims (f16 V,
 // ARBOR_MK_O_PAIRS), its heads' weights are loaded four heads at a time, not eight. The 32-row
 // items' o loop (attn_o_write<8, 2>) holds 64 weights, 16 V elements and 16 o chains at once:
@@ -202,8 +187,6 @@ static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_M
 #define ARBOR_MK_SCORE_QREG 0
 #endif
 #endif
-// ARBOR_MK_Q_GLOBAL (above) in effect: it needs the 32-row items and the register-held queries.
-#define ARBOR_MK_Q_GLOBAL_ON (ARBOR_MK_Q_GLOBAL && ARBOR_MK_ATTN_TOKENS && ARBOR_MK_SCORE_QREG && ARBOR_MK_ATTN_ROWS > 16)
 
 // ARBOR_MK_O_PAIRS=1: in an attention chunk item of 8 or more heads a thread (reads and prefills:
 // 16 rows of 128 dims) with f16 V rows, the o loop's thread takes two adjacent dims of half as
@@ -505,7 +488,7 @@ constexpr long long kMkDownSplitTokens = 8;
 
 // ARBOR_MK_DOWN_SLOT_PAIRS=1: a token-major expert down item (a decode step's: rows 2i and 2i + 1
 // over the token's 8 slots) takes its slots two at a time, both slots' experts' rows and both
-// activations in one pass (warp_dot_quant_slot_rows), where each slot's dots waited for the one
+// activations in one pass (warp_dot_quant_row_groups<Fmt, 4, 2>), where each slot's dots waited for the one
 // before. Each dot keeps its bits, and the fmaf chain over the slots its order. A decode step
 // of `moer` at 229 cells (profile, gpu-next24): the item is 14 us of mostly memory round trips,
 // 8 slot dots one after another, and the stage's slowest item 18.3 us. Measured on the H200

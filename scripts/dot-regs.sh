@@ -4,7 +4,7 @@
 # 5 s here; needs nvcc, no GPU. The megakernel's own functions add their state to these (ptxas -v
 # of kernels/megakernel.hip gives them whole).
 #   bash scripts/dot-regs.sh
-#   ARBOR_DOT_REGS_FLAGS="-DARBOR_MK_ACTS_ROW_GROUP=2" bash scripts/dot-regs.sh   (a switch's effect)
+#   ARBOR_DOT_REGS_FLAGS="-DARBOR_MK_WIDE_LOADS=0" bash scripts/dot-regs.sh   (a switch's effect)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || { echo "error: no nvcc here"; exit 2; }

@@ -1,7 +1,7 @@
 // What the expert-major row dots need in registers, outside the megakernel: one small kernel per
 // format and shape that runs warp_dot_quant_rows_acts<Fmt, R, A> (R rows against A activation
 // rows, the dots of mk_expert_gated_ffn_major_pairs<NR>: R = 2 NR, A = 2), warp_dot_quant_rows<Fmt, 4>
-// (kernel rows_regs, ARBOR_MK_GATED_ROWS2's dot) or warp_dot_quant_slot_rows (kernel slot_regs) under the megakernel's
+// (kernel rows_regs, ARBOR_MK_GATED_ROWS2's dot) or warp_dot_quant_row_groups<Fmt, 2 S, S> (kernel slot_regs) under the megakernel's
 // launch bounds (256 threads, two blocks an SM: 128 registers). ptxas -v reports each kernel's
 // registers and spills; scripts/dot-regs.sh compiles it and prints the table. Not built by CMake,
 // not part of the engine: a measurement of the compiler, which needs no GPU.
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(256, 2)
 }
 
 // The decode expert down's slot pairs (ARBOR_MK_DOWN_SLOT_PAIRS): R = 2S rows, row 2s and 2s + 1
-// against activation s (warp_dot_quant_slot_rows<Fmt, S>; A = S in the table).
+// against activation s (warp_dot_quant_row_groups<Fmt, 2 S, S>; A = S in the table).
 template <class Fmt, int R, int A>
 __global__ void __launch_bounds__(256, 2)
     slot_regs(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n, float* out) {
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
     for (int k = 0; k < A; ++k) x[k] = xq[k];
     float v[R];
-    warp_dot_quant_slot_rows<Fmt, A>(wr, x, n, static_cast<int>(threadIdx.x) & 31, v);
+    warp_dot_quant_row_groups<Fmt, R, A>(wr, x, n, static_cast<int>(threadIdx.x) & 31, v);
 #pragma unroll
     for (int k = 0; k < R; ++k) out[threadIdx.x * R + k] = v[k];
 }
