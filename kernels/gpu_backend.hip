@@ -544,9 +544,6 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             static const int pair_batch = env_count("ARBOR_GPU_EXPERT_PAIRS", 2) == 1 ? 1 : 2;
             a.pair_batch = pair_batch;
 #endif
-            // ARBOR_MK_MAJOR_ROWS=2 builds: a gated expert-major item takes two rows (where the
-            // pairs are batched and the rows come in twos).
-            a.major_rows = ARBOR_MK_MAJOR_ROWS == 2 && a.pair_batch == 2 && c.n_ff_exp % 2 == 0 ? 2 : 1;
             a.head_parts = split_off ? 1 : gpu::attn_head_parts(c.n_head_kv * T * MC, c.n_head / c.n_head_kv,
                                                                       c.head_dim_v, rt_->grid());
 #if ARBOR_MK_ATTN_TOKENS
@@ -689,16 +686,14 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             }
             case plan::Op::ExpertGatedFfn:
                 if (expert_major) {  // (expert, row) items, every pair routed to the expert
+                    // ARBOR_MK_MAJOR_ROWS=2 builds: an item takes two rows (where the pairs are
+                    // batched and the rows come in twos). Only these items read major_rows (and
+                    // ARBOR_MK_GATED_ROWS2's below); other stages keep a{}'s 0.
+                    a.major_rows = ARBOR_MK_MAJOR_ROWS == 2 && a.pair_batch == 2 && c.n_ff_exp % 2 == 0 ? 2 : 1;
                     st.push_back({gpu::kOpExpertGatedFfnMajor, E * (c.n_ff_exp / a.major_rows), a, " by expert", &s});
                     if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                     break;
                 }
-#if ARBOR_MK_GATED_ROWS2
-                // The token-major items read major_rows as their rows an item: one unless taken
-                // below (`a` carries the expert-major items' ARBOR_MK_MAJOR_ROWS choice, which the
-                // first build of this switch read: 24 of 371 exactness cases failed, gpu-next24).
-                a.major_rows = 1;
-#endif
                 if (fuse_tails && s.quantize_out && c.n_ff_exp % 32 == 0) {  // Q8A blocks as the tail
                     tail_step(gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, " +q8a");
                     break;

@@ -512,7 +512,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // slowest warp 15.5 us, its items 4.8 us (first) and 3.5 (later), about three a warp.
 // Prepared on gpu-next24. Its first build failed 24 of 371 exactness cases on the H200: the
 // fallback stage (formats it does not take) kept `a`'s major_rows of 2 (ARBOR_MK_MAJOR_ROWS), and
-// its one-row items were read as two-row ones; the host now sets 1 there. Compile-checked, not
+// its one-row items were read as two-row ones; the host now sets major_rows on the expert-major
+// stage alone. Compile-checked, not
 // yet run again: off. Not with ARBOR_MK_LEAN_DOTS or ARBOR_MK_L2_PREFETCH,
 // whose item maps are one row an item.
 #ifndef ARBOR_MK_GATED_ROWS2
