@@ -86,6 +86,31 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
         block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
 }
 
+#if ARBOR_MK_ASYNC_STAGE
+// block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
+// words): every thread's copies in flight at once, none of them through registers. The block
+// calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
+// (block_stage_wait then does nothing).
+__device__ inline void block_stage_async(void* dst, const void* src, long long bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
+        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+        const uint4* s = static_cast<const uint4*>(src);
+        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + 16u * i), "l"(s + i) : "memory");
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        return;
+    }
+#endif
+    block_stage(dst, src, bytes);
+}
+__device__ inline void block_stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+#endif
+
 // Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
 // p-th of a row (item = row * p + part: elements and Q8A blocks [part n / p, (part + 1) n / p)).
 // x is staged in shared memory by the whole block at once; warp 0 runs the contract's 32 lane
@@ -213,14 +238,19 @@ namespace mkb {
 // or in lanes 2x and 2x + 1 (D = 16). Heads past gh read the last one; cells past the piece
 // read rows of the stage that the piece does not use (the caller sizes pieces in whole tiles),
 // and those dots are not written.
-template <int Ht, int Ct>
-__device__ inline float score_tile(const float* qs, int hdk, const float* kst, int krow_f, int gh, int hb, int cb,
+// A staged K element as a float: the stage's floats as they are; raw f16 (attn_scores_raw) by
+// fp16_to_f32, as block_stage_k_f32 converts it.
+__device__ inline float k_f32(float k) { return k; }
+__device__ inline float k_f32(uint16_t k) { return quant::blocks::fp16_to_f32(k); }
+
+template <int Ht, int Ct, class KT = float>
+__device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int krow_f, int gh, int hb, int cb,
                                    int lane) {
     constexpr int D = Ht * Ct;
     int qo[Ht];
 #pragma unroll
     for (int h = 0; h < Ht; ++h) qo[h] = (hb + h < gh ? hb + h : gh - 1) * hdk;
-    const float* kb = kst + cb * krow_f;
+    const KT* kb = kst + cb * krow_f;
     float v[D];
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
@@ -229,7 +259,7 @@ __device__ inline float score_tile(const float* qs, int hdk, const float* kst, i
 #pragma unroll
         for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
 #pragma unroll
-        for (int c = 0; c < Ct; ++c) kv[c] = kb[c * krow_f + e];
+        for (int c = 0; c < Ct; ++c) kv[c] = k_f32(kb[c * krow_f + e]);
 #pragma unroll
         for (int h = 0; h < Ht; ++h)
 #pragma unroll
@@ -381,7 +411,13 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
-        block_stage_rows(stage, v0, first, cells, c0, np, vrow);
+#if ARBOR_MK_ASYNC_STAGE
+        if constexpr (std::is_same_v<Cells, DenseCells>) {
+            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
+            block_stage_wait();
+        } else
+#endif
+            block_stage_rows(stage, v0, first, cells, c0, np, vrow);
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -588,8 +624,8 @@ __device__ __noinline__ void mk_attn_fold_finish(const MkPass& P, const MkModelS
 // combined by the same combine_lanes_multi<32>: the bits do not change. Not inlined: the 4 H
 // query registers get an allocation of their own (loaded again each piece: 4 H loads against the
 // piece's tiles).
-template <int H, int B>
-__device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const float* kst, int krow_f, int gh, int np,
+template <int H, int B, class KT = float>
+__device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, const KT* kst, int krow_f, int gh, int np,
                                                    int c0, float* sc, float scale) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(kst);
@@ -608,7 +644,7 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
     const int ctiles = (np + Ct - 1) / Ct;  // (pieces are whole tiles of attn_tile_cells(gh) >= Ct cells)
     for (int tile = wb; tile < ctiles; tile += Wb) {
         const int cb = tile * Ct;
-        const float* kb = kst + cb * krow_f;
+        const KT* kb = kst + cb * krow_f;
         float v[32];
 #pragma unroll
         for (int x = 0; x < 32; ++x) v[x] = 0.0f;
@@ -618,7 +654,7 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
             if (e < hdk) {
                 float kv[Ct];
 #pragma unroll
-                for (int c = 0; c < Ct; ++c) kv[c] = kb[c * krow_f + e];
+                for (int c = 0; c < Ct; ++c) kv[c] = mkb::k_f32(kb[c * krow_f + e]);
 #pragma unroll
                 for (int h = 0; h < H; ++h)
 #pragma unroll
@@ -629,6 +665,55 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
         const int h = hb + lane / Ct, j = cb + lane % Ct;
         if (h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(v[0], scale);
     }
+}
+#endif
+
+// The scores of a staged K piece's np cells (from cell c0 of the chunk) for gh rows, as warp
+// tiles of attn_tile_heads(gh) heads x attn_tile_cells(gh) cells (mkb::score_tile), into sc.
+template <class KT>
+__device__ inline void attn_score_tiles(const float* qs, int hdk, const KT* kst, int krow, int gh, int np, int c0, float* sc,
+                                        float scale) {
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
+    const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
+    const int ctiles = (np + ct - 1) / ct;
+    for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
+        const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
+        float dot;
+        switch (ht) {
+        case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        }
+        const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
+        const int h = hb + x / ct, j = cb + x % ct;
+        if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, scale);
+    }
+}
+
+#if ARBOR_MK_ASYNC_STAGE
+// Step 2 of attn_chunk_cells (below) for a dense chunk whose n f16 K rows (from k0) fit the
+// stage raw, tiles' rows past n included: the rows in one piece by cp.async, then the score tiles
+// converting each element as they load it (mkb::k_f32). Rows are hdk halves apart: a tile's lanes
+// read consecutive elements of one row, so the stride needs no padding. Not inlined:
+// attn_chunk_cells keeps its allocation.
+__device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, const float* qs, int gh, float* sc,
+                                             uint8_t* stage, float scale, PhaseClock& pc) {
+    ARBOR_MK_SMEM(qs);
+    ARBOR_MK_SMEM(sc);
+    ARBOR_MK_SMEM(stage);
+    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2);
+    block_stage_wait();
+    __syncthreads();
+    pc.mark(kPhAttnKStage);
+    const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
+#if ARBOR_MK_SCORE_QREG
+    if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    else
+#endif
+        attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    __syncthreads();
+    pc.mark(kPhAttnScores);
 }
 #endif
 
@@ -714,7 +799,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // A piece's (head, cell) dots go to the warps in tiles of ht heads x ct cells (mkb::score_tile):
     // pieces are whole tiles (a tile reads all its ct rows), and a multiple of 8 ct cells gives
     // every warp the same number of tiles.
-    const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
+    const int ct = attn_tile_cells(gh);  // a piece holds whole tiles (attn_score_tiles)
     int kpiece = static_cast<int>(stage_bytes / (4 * krow_f));
     if (const int per = kMkBlockWarps * ct; kpiece > per) kpiece -= kpiece % per;
     kpiece -= kpiece % ct;  // at least ct rows fit: gpu_backend.hip refuses models where they do not
@@ -734,6 +819,14 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 #endif
 #endif
+#if ARBOR_MK_ASYNC_STAGE
+    // A decode item's whole chunk raw in one piece (its tiles read up to 16 rows past n).
+    bool raw = false;
+    if constexpr (std::is_same_v<Cells, DenseCells>)
+        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc);
+    else
+#endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {
         const int np = n - c0 < kpiece ? n - c0 : kpiece;
         block_stage_k_f32(kst, krow_f, k0, first, cells, c0, np, hdk, eb);
@@ -747,22 +840,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #endif
         else
 #endif
-        {
-            const int ctiles = (np + ct - 1) / ct;
-            for (int tile = warp; tile < htiles * ctiles; tile += kMkBlockWarps) {
-                const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
-                float dot;
-                switch (ht) {
-                case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-                case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-                case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-                default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow_f, gh, hb, cb, lane); break;
-                }
-                const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
-                const int h = hb + x / ct, j = cb + x % ct;
-                if ((ht > 1 || (lane & 1) == 0) && h < gh && j < np) sc[h * mkm::kChunk + c0 + j] = num::mul_rn(dot, d.attn_scale);
-            }
-        }
+            attn_score_tiles(qs, hdk, kst, krow_f, gh, np, c0, sc, d.attn_scale);
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);
     }

@@ -520,6 +520,20 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_GATED_ROWS2 0
 #endif
 
+// ARBOR_MK_ASYNC_STAGE=1: an attention chunk item whose whole chunk of f16 K rows fits the arena
+// raw (a decode step's items: up to 8 rows, 256 cells of 128 dims in 64 KiB) stages them in one
+// piece by cp.async (attn_scores_raw in mk_block_ops.hpp; NVIDIA sm_80 and later, elsewhere plain
+// copies), with no conversion in the stage: the score tiles convert each element as they load
+// it, once, as the stage did. Every item's dense V pieces are staged by cp.async as well. Each
+// thread's copies are all in flight at once and hold no registers, where the stage took two round
+// trips a 128-cell piece, and the decode item (at 229 cells: 2 K pieces) one piece, one barrier.
+// The same values reach the same chains and trees: the bits do not change. A decode step of
+// `moer` at 229 cells (gpu-next24 profile): the one-head item is 27 us, of it K stage 2 x 3.75,
+// scores 2 x 1.4, V stage 4.0.
+#ifndef ARBOR_MK_ASYNC_STAGE
+#define ARBOR_MK_ASYNC_STAGE 0
+#endif
+
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
 // next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: within noise on the H200
