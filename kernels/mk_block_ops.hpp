@@ -707,7 +707,16 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     __syncthreads();
     pc.mark(kPhAttnKStage);
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
-#if ARBOR_MK_SCORE_QREG
+#if ARBOR_MK_SCORE_QREG && ARBOR_MK_RAW_QREG
+    // Every row count with its queries in registers: one head, tiles of 32 cells (a 229-cell chunk
+    // is one tile a warp, where score_tile<1, 16> took two rounds of 16).
+    if (hdk <= 128) {
+        if (gh <= 1) attn_score_tiles_qreg<1, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+        else if (gh <= 2) attn_score_tiles_qreg<2, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+        else if (gh <= 4) attn_score_tiles_qreg<4, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+        else attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    } else
+#elif ARBOR_MK_SCORE_QREG
     if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     else
 #endif
@@ -820,10 +829,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #endif
 #endif
 #if ARBOR_MK_ASYNC_STAGE
-    // A decode item's whole chunk raw in one piece (its tiles read up to 16 rows past n).
+    // A decode item's whole chunk raw in one piece (its tiles read up to 31 rows past n).
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
-        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
+        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 31) / 32 * 32) * hdk * 2 <= stage_bytes;
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc);
     else
 #endif

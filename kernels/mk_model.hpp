@@ -525,13 +525,28 @@ constexpr long long kMkDownSplitTokens = 8;
 // piece by cp.async (attn_scores_raw in mk_block_ops.hpp; NVIDIA sm_80 and later, elsewhere plain
 // copies), with no conversion in the stage: the score tiles convert each element as they load
 // it, once, as the stage did. Every item's dense V pieces are staged by cp.async as well. Each
-// thread's copies are all in flight at once and hold no registers, where the stage took two round
-// trips a 128-cell piece, and the decode item (at 229 cells: 2 K pieces) one piece, one barrier.
-// The same values reach the same chains and trees: the bits do not change. A decode step of
-// `moer` at 229 cells (gpu-next24 profile): the one-head item is 27 us, of it K stage 2 x 3.75,
-// scores 2 x 1.4, V stage 4.0.
+// thread's copies are all in flight at once and hold no registers. The same values reach the
+// same chains and trees: the bits do not change. Measured on the H200 (gpu-next25,
+// docs/BENCHMARKS.md calls 1-2, three rounds): exact (371/0, 28/0, 10/0); `moer` decode@16384
+// 10.49 to 9.87 ms, decode@229 6.90 to 6.80, read50@16384 117.5 to 115.6, prefill256@16384 504.4
+// to 493.8; qwen3-4b 8.58 to 7.75, 5.17 to 5.03, 117.8 to 115.1, 516.5 to 506.7. The decode
+// item's K stage (profile, `moer` at 229 cells) went from two pieces of 3.8 us to one of 4.0;
+// each stage is now about 15 GB/s of one SM, bandwidth more than round trips. On by default on
+// NVIDIA; AMD builds keep it off until a gfx1151 run (they would take plain copies).
 #ifndef ARBOR_MK_ASYNC_STAGE
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_ASYNC_STAGE 1
+#else
 #define ARBOR_MK_ASYNC_STAGE 0
+#endif
+#endif
+
+// ARBOR_MK_RAW_QREG=1 (with ARBOR_MK_ASYNC_STAGE): the raw-staged decode items take their scores
+// with the queries in registers at every row count (attn_score_tiles_qreg<H, 1>, H = 1, 2, 4 or
+// 8), not only above 4 rows: a one-head item's tiles are 32 cells, one a warp at 229 cells, where
+// score_tile<1, 16> took two rounds. The same chains and tree: the bits do not change.
+#ifndef ARBOR_MK_RAW_QREG
+#define ARBOR_MK_RAW_QREG 0
 #endif
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
