@@ -87,6 +87,12 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
 }
 
 #if ARBOR_MK_ASYNC_STAGE
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// One 16-byte cp.async into shared address d (L2 only: .cg).
+__device__ inline void cp_async16(unsigned d, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+#endif
 // block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
 // words): every thread's copies in flight at once, none of them through registers. The block
 // calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
@@ -96,13 +102,32 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
         const uint4* s = static_cast<const uint4*>(src);
-        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads)
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d + 16u * i), "l"(s + i) : "memory");
+        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         return;
     }
 #endif
     block_stage(dst, src, bytes);
+}
+// `rows` rows of row_bytes each, src_stride bytes apart in global src, packed into shared dst:
+// block_stage_async's copies (each row block_stage when an end, a row or the stride is not whole
+// 16-byte words, or elsewhere than on NVIDIA).
+__device__ inline void block_stage_rows_async(void* dst, const void* src, int rows, long long row_bytes, long long src_stride) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | row_bytes | src_stride) & 15) == 0) {
+        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+        const uint8_t* s = static_cast<const uint8_t*>(src);
+        const int wpr = static_cast<int>(row_bytes / 16), n = rows * wpr;
+        for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
+            const int r = i / wpr, w = i - r * wpr;
+            cp_async16(d + 16u * i, s + r * src_stride + 16 * w);
+        }
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        return;
+    }
+#endif
+    for (int r = 0; r < rows; ++r)
+        block_stage(static_cast<uint8_t*>(dst) + r * row_bytes, static_cast<const uint8_t*>(src) + r * src_stride, row_bytes);
 }
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -707,16 +732,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     __syncthreads();
     pc.mark(kPhAttnKStage);
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
-#if ARBOR_MK_SCORE_QREG && ARBOR_MK_RAW_QREG
-    // Every row count with its queries in registers: one head, tiles of 32 cells (a 229-cell chunk
-    // is one tile a warp, where score_tile<1, 16> took two rounds of 16).
-    if (hdk <= 128) {
-        if (gh <= 1) attn_score_tiles_qreg<1, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-        else if (gh <= 2) attn_score_tiles_qreg<2, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-        else if (gh <= 4) attn_score_tiles_qreg<4, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-        else attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-    } else
-#elif ARBOR_MK_SCORE_QREG
+#if ARBOR_MK_SCORE_QREG
     if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     else
 #endif
@@ -829,10 +845,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #endif
 #endif
 #if ARBOR_MK_ASYNC_STAGE
-    // A decode item's whole chunk raw in one piece (its tiles read up to 31 rows past n).
+    // A decode item's whole chunk raw in one piece (its tiles read up to 15 rows past n).
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
-        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 31) / 32 * 32) * hdk * 2 <= stage_bytes;
+        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc);
     else
 #endif
@@ -994,15 +1010,36 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const int hp = attn_combine_heads(group, hdv), parts = group / hp;
     const long long gt = item / parts, g = gt / T, t = gt % T;
     const int h0 = static_cast<int>(item % parts) * hp;
-    const long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
+    long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
     const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
     const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs + static_cast<long long>(h0) * (hdv + 2);
     const long long att_w = d.n_head * hdv;
     float* out = P.att + t * att_w + (g * group + h0) * hdv;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    float* ml = smem;  // [hp][2]: M and L of each head
-    const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
-    auto lsh = [&](int h) { return smem + 2 * hp + 2 * h * n_chunks; };
+    float* sm = smem;  // what the steps below use of the arena
+#if ARBOR_MK_COMBINE_STAGE
+    // The item's rows of every chunk (hp heads' o, m, l: one span a chunk) staged at once, each as
+    // the whole 16-byte words that hold it (`lead` floats before it: one head of 130 floats starts
+    // half a word in), then read from shared memory, the chunks `span` floats apart. The last
+    // chunk's words may end up to 3 floats past the buffer's rows: ensure_chunks reserves 16
+    // bytes more (gpu_backend.hip).
+    if (const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
+        (cs & 3) == 0) {
+        const long long span = (lead + static_cast<long long>(hp) * (hdv + 2) + 3) / 4 * 4;
+        if (n_chunks * span + 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats) {
+            block_stage_rows_async(smem, part - lead, n_chunks, span * 4, cs * 4);
+            block_stage_wait();
+            __syncthreads();
+            part = smem + lead;
+            cs = span;
+            sm = smem + n_chunks * span;
+        }
+    }
+#endif
+    const long long sm_floats = kMkSmemFloats - (sm - smem);
+    float* ml = sm;  // [hp][2]: M and L of each head
+    const bool cached = 2 * hp + 2 * hp * n_chunks <= sm_floats;  // l and w of every chunk of every head
+    auto lsh = [&](int h) { return sm + 2 * hp + 2 * h * n_chunks; };
     // Chunk c's l and weight for head h (its rows at ph), from shared memory when cached.
     auto l_of = [&](int h, const float* ph, int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
     auto w_of = [&](int h, const float* ph, float M, int c) {

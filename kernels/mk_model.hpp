@@ -385,13 +385,25 @@ __host__ __device__ inline long long attn_stage_floats(long long gh, long long h
     return kMkSmemFloats - gh * (hd_k + 256) - 2 * kMkAttnRows;
 }
 
+// ARBOR_MK_COMBINE_HEADS1=1: attention combine items take the fewest heads that make whole Q8A
+// blocks (one head of 128 dims), not the most a workgroup's threads hold (two): a decode step's
+// combine level has twice the items, each half the rows to read (attn_combine_heads; host and
+// device agree through it). Each head's chains are unchanged: the bits do not change.
+#ifndef ARBOR_MK_COMBINE_HEADS1
+#define ARBOR_MK_COMBINE_HEADS1 0
+#endif
+
 // Q heads per attention combine item (mk_attn_combine_block, a thread per (head, dim)): the
 // largest divisor hp of group with hp * hd_v within a workgroup's threads and whole Q8A blocks
 // (the item quantizes its span); the whole group when no divisor fits. A decode step's combine
 // level then has n_kv * group / hp items instead of n_kv. The bits do not change: each head's
 // arithmetic is the same whichever item runs it.
 __host__ __device__ inline int attn_combine_heads(long long group, long long hd_v) {
+#if ARBOR_MK_COMBINE_HEADS1
+    for (long long hp = 1; hp <= group; ++hp)
+#else
     for (long long hp = group; hp >= 1; --hp)
+#endif
         if (group % hp == 0 && hp * hd_v <= kMkBlockThreads && hp * hd_v % 32 == 0) return static_cast<int>(hp);
     return static_cast<int>(group);
 }
@@ -541,12 +553,18 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
-// ARBOR_MK_RAW_QREG=1 (with ARBOR_MK_ASYNC_STAGE): the raw-staged decode items take their scores
-// with the queries in registers at every row count (attn_score_tiles_qreg<H, 1>, H = 1, 2, 4 or
-// 8), not only above 4 rows: a one-head item's tiles are 32 cells, one a warp at 229 cells, where
-// score_tile<1, 16> took two rounds. The same chains and tree: the bits do not change.
-#ifndef ARBOR_MK_RAW_QREG
-#define ARBOR_MK_RAW_QREG 0
+// ARBOR_MK_COMBINE_STAGE=1 (with ARBOR_MK_ASYNC_STAGE): an attention combine item stages its
+// heads' rows of every chunk (o, m and l) in shared memory at once by cp.async when they fit (64
+// chunks of two 128-dim heads: 65 KiB), and its steps read them there, where the maxima, the l
+// chain and each O chain loaded them from L2 in turn (O 16 chunks a round trip). The same values
+// in the same chains: the bits do not change. A decode step of `moer` at 16384 cells
+// (gpu-next25 profile, with ARBOR_MK_ASYNC_STAGE): the combine level is 28 us of a layer, its 16
+// items each 2 heads x 64 chunks; the chunk items 47 us.
+#ifndef ARBOR_MK_COMBINE_STAGE
+#define ARBOR_MK_COMBINE_STAGE 0
+#endif
+#if ARBOR_MK_COMBINE_STAGE && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_COMBINE_STAGE stages by ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
