@@ -696,7 +696,7 @@ __device__ __noinline__ void attn_score_tiles_qreg(const float* qs, int hdk, con
 // The scores of a staged K piece's np cells (from cell c0 of the chunk) for gh rows, as warp
 // tiles of attn_tile_heads(gh) heads x attn_tile_cells(gh) cells (mkb::score_tile), into sc.
 template <class KT>
-__device__ inline void attn_score_tiles(const float* qs, int hdk, const KT* kst, int krow, int gh, int np, int c0, float* sc,
+__device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const KT* kst, int krow, int gh, int np, int c0, float* sc,
                                         float scale) {
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
     const int ht = attn_tile_heads(gh), ct = attn_tile_cells(gh), htiles = (gh + ht - 1) / ht;
