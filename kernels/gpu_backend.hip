@@ -688,8 +688,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             case plan::Op::ExpertGatedFfn:
                 if (expert_major) {  // (expert, row) items, every pair routed to the expert
                     // ARBOR_MK_MAJOR_ROWS=2 builds: an item takes two rows (where the pairs are
-                    // batched and the rows come in twos). Only these items read major_rows (and
-                    // ARBOR_MK_GATED_ROWS2's below); other stages keep a{}'s 0.
+                    // batched and the rows come in twos). Only these items read major_rows; other
+                    // stages keep a{}'s 0.
                     a.major_rows = ARBOR_MK_MAJOR_ROWS == 2 && a.pair_batch == 2 && c.n_ff_exp % 2 == 0 ? 2 : 1;
                     st.push_back({gpu::kOpExpertGatedFfnMajor, E * (c.n_ff_exp / a.major_rows), a, " by expert", &s});
                     if (s.quantize_out) q_step(gpu::kBufHE, T * K);
@@ -699,20 +699,6 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     tail_step(gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, " +q8a");
                     break;
                 }
-#if ARBOR_MK_GATED_ROWS2
-                // Two rows of gate and up an item (one four-row dot) where the rows come in twos
-                // and the format is one warp_dot_rows4_q8 takes (mk_dot.hpp).
-                if (const LayerWeights& Lw = model_->weights().layers[size_t(s.layer)];
-                    c.n_ff_exp % 2 == 0 && Lw.gate_exps.type == Lw.up_exps.type &&
-                    (Lw.gate_exps.type == TensorType::Q4_0 || Lw.gate_exps.type == TensorType::Q4_K ||
-                     Lw.gate_exps.type == TensorType::IQ4_XS)) {
-                    gpu::MkModelStage g2 = a;
-                    g2.major_rows = 2;
-                    st.push_back({gpu::kOpExpertGatedFfn, T * K * (c.n_ff_exp / 2), g2, " rows2", &s});
-                    if (s.quantize_out) q_step(gpu::kBufHE, T * K);
-                    break;
-                }
-#endif
                 st.push_back({gpu::kOpExpertGatedFfn, T * K * c.n_ff_exp, a, "", &s});
                 if (s.quantize_out) q_step(gpu::kBufHE, T * K);
                 break;

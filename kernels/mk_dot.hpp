@@ -501,20 +501,6 @@ __device__ inline bool warp_dot_slot_rows_q8(int type, const uint8_t* const* w, 
     }
 }
 
-// warp_dot_quant_rows<Fmt, 4> for IQ4_XS, Q4_0 and Q4_K (others: nothing computed;
-// ARBOR_MK_GATED_ROWS2's host takes only those): their four-row dot takes 84, 78 and 105
-// registers alone (scripts/dot-regs.sh), Q8_0's 112, Q5_K's and Q6_K's 127-128.
-__device__ inline void warp_dot_rows4_q8(int type, const uint8_t* const* w, const quant::BlockQ8A* xq, long long n,
-                                         int lane, float* v) {
-    using namespace quant::blocks;
-    switch (static_cast<TensorType>(type)) {
-    case TensorType::Q4_0: warp_dot_quant_rows<Q4_0, 4>(w, xq, n, lane, v); return;
-    case TensorType::Q4_K: warp_dot_quant_rows<Q4_K, 4>(w, xq, n, lane, v); return;
-    case TensorType::IQ4_XS: warp_dot_quant_rows<IQ4_XS, 4>(w, xq, n, lane, v); return;
-    default: return;
-    }
-}
-
 // NaN for a type the contract does not cover (the host checks types before building a stage).
 __device__ inline float warp_dot_row(int type, const uint8_t* w, const float* x, const quant::BlockQ8A* xq, long long n,
                                      int lane) {

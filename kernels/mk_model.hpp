@@ -442,7 +442,7 @@ struct MkModelStage {
     // had not yet defined; arbor_vendor.hpp now decides it in every unit).
     int attn_tokens;     // AttnChunk: tokens an item takes (1: one; ARBOR_MK_ATTN_TOKENS builds' mk_attn_chunk_tokens)
     int pair_batch;      // ExpertGatedFfnMajor: routed pairs a dot takes at once (1 or 2; ARBOR_MK_EXPERT_PAIRS builds)
-    int major_rows;      // ExpertGatedFfnMajor: rows of gate and up an item takes (1 or 2; ARBOR_MK_MAJOR_ROWS builds); ExpertGatedFfn too in ARBOR_MK_GATED_ROWS2 builds
+    int major_rows;      // ExpertGatedFfnMajor: rows of gate and up an item takes (1 or 2; ARBOR_MK_MAJOR_ROWS builds)
     int fold_finish;     // AttnChunk of a one-token pass: the Q/K/V finish is done by the chunk items (no level of its own)
     const float* norm;   // RmsNorm weight
     MkW w;               // MatMulAdd / MatMulStore
@@ -510,26 +510,6 @@ constexpr long long kMkDownSplitTokens = 8;
 // three-round A/B decides it.
 #ifndef ARBOR_MK_DOWN_SLOT_PAIRS
 #define ARBOR_MK_DOWN_SLOT_PAIRS 0
-#endif
-
-// ARBOR_MK_GATED_ROWS2=1: a token-major expert gated FFN item (a decode step's) takes two rows of
-// gate and up, one four-row dot against the pair's activations (warp_dot_quant_rows<Fmt, 4>: each
-// row's accumulator the two-row dot's sequence, so the same bits), where two items each took a
-// two-row dot one after the other: half the items (`moer`: 3072 a layer, not 6144, on 2112
-// warps), each about one round trip longer. For IQ4_XS, Q4_0 and Q4_K (warp_dot_rows4_q8: the
-// four-row dots that fit), gate and up of one type, n_ff_exp even (gpu_backend.hip; other models
-// keep one row an item); the stage's major_rows is 2. The item is a function of its own
-// (mk_expert_gated_ffn_rows2): inlined, ptxas -O3 raised mk_model_item's spills from 96/484 to
-// 264/540 bytes. A decode step of `moer` at 229 cells (gpu-next24 profile): the stage's
-// slowest warp 15.5 us, its items 4.8 us (first) and 3.5 (later), about three a warp.
-// Prepared on gpu-next24. Its first build failed 24 of 371 exactness cases on the H200: the
-// fallback stage (formats it does not take) kept `a`'s major_rows of 2 (ARBOR_MK_MAJOR_ROWS), and
-// its one-row items were read as two-row ones; the host now sets major_rows on the expert-major
-// stage alone. Compile-checked, not
-// yet run again: off. Not with ARBOR_MK_LEAN_DOTS or ARBOR_MK_L2_PREFETCH,
-// whose item maps are one row an item.
-#ifndef ARBOR_MK_GATED_ROWS2
-#define ARBOR_MK_GATED_ROWS2 0
 #endif
 
 // ARBOR_MK_ASYNC_STAGE=1: an attention chunk item whose whole chunk of f16 K rows fits the arena
@@ -623,9 +603,6 @@ constexpr long long kMkDownSplitTokens = 8;
 // the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it).
 #ifndef ARBOR_MK_LEAN_DOTS
 #define ARBOR_MK_LEAN_DOTS 0
-#endif
-#if ARBOR_MK_GATED_ROWS2 && (ARBOR_MK_LEAN_DOTS || ARBOR_MK_L2_PREFETCH)
-#error "ARBOR_MK_GATED_ROWS2 changes the expert gated FFN's item map, which ARBOR_MK_LEAN_DOTS and ARBOR_MK_L2_PREFETCH read"
 #endif
 
 // Stage s's layer weights.

@@ -499,43 +499,8 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
     for (int slot = 0; slot < K; ++slot) w[slot] = num::div_rn(w[slot], tot);
 }
 
-#if ARBOR_MK_GATED_ROWS2
-// ARBOR_MK_GATED_ROWS2's item (s.major_rows == 2): pair * (n_ff_exp / 2) + i, rows 2i and 2i + 1
-// of the gated FFN of the expert routed to (token, slot) pair, in one four-row dot (the host takes
-// it only for warp_dot_rows4_q8's formats, gate and up of one type). Not inlined: inlined, its dot's
-// registers raised mk_model_item's spills (which every decode row-dot stage runs through) from
-// 96/484 to 264/540 bytes under ptxas -O3.
-__device__ __noinline__ void mk_expert_gated_ffn_rows2(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-    WarpPhaseClock clk(lane, (item & 15) == 0);
-    const MkDims& d = P.d;
-    const MkLayerW& L = mk_layer(P, s);
-    const long long half = d.n_ff_exp / 2, pair = item / half, r = 2 * (item % half), t = pair / d.n_used;
-    const int e = P.route_idx[pair];
-    const uint8_t* w[4] = {mkm::wrow(L.gate_exps, r, e), mkm::wrow(L.up_exps, r, e), mkm::wrow(L.gate_exps, r + 1, e),
-                           mkm::wrow(L.up_exps, r + 1, e)};
-    clk.mark(kPhExpRoute);
-    const float nan = __int_as_float(0x7fc00000);  // (a format the host should not have sent)
-    float v[4] = {nan, nan, nan, nan};
-    warp_dot_rows4_q8(L.gate_exps.type, w, P.xq + t * (d.n_embd / 32), d.n_embd, lane, v);
-    clk.mark(kPhExpDots);
-    if (lane == 0) {
-        float* he = P.he + pair * d.n_ff_exp + r;
-        he[0] = num::mul_rn(num::silu(v[0]), v[1]);
-        he[1] = num::mul_rn(num::silu(v[2]), v[3]);
-    }
-    clk.mark(kPhExpStore);
-}
-#endif
-
-// Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair
-// (ARBOR_MK_GATED_ROWS2 with s.major_rows == 2: two rows an item, above).
+// Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {
-#if ARBOR_MK_GATED_ROWS2
-    if (s.major_rows == 2) {
-        mk_expert_gated_ffn_rows2(P, s, item, lane);
-        return;
-    }
-#endif
     WarpPhaseClock clk(lane, (item & 15) == 0);
     const MkDims& d = P.d;
     const MkLayerW& L = mk_layer(P, s);

@@ -1,7 +1,7 @@
 // What the expert-major row dots need in registers, outside the megakernel: one small kernel per
 // format and shape that runs warp_dot_quant_rows_acts<Fmt, R, A> (R rows against A activation
 // rows, the dots of mk_expert_gated_ffn_major_pairs<NR>: R = 2 NR, A = 2), warp_dot_quant_rows<Fmt, 4>
-// (kernel rows_regs, ARBOR_MK_GATED_ROWS2's dot) or warp_dot_quant_row_groups<Fmt, 2 S, S> (kernel slot_regs) under the megakernel's
+// (kernel rows_regs, the four-row dot of gpu-next24's two-row gated item, since taken out) or warp_dot_quant_row_groups<Fmt, 2 S, S> (kernel slot_regs) under the megakernel's
 // launch bounds (256 threads, two blocks an SM: 128 registers). ptxas -v reports each kernel's
 // registers and spills; scripts/dot-regs.sh compiles it and prints the table. Not built by CMake,
 // not part of the engine: a measurement of the compiler, which needs no GPU.
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(256, 2)
     for (int k = 0; k < R; ++k) out[threadIdx.x * R + k] = v[k];
 }
 
-// ARBOR_MK_GATED_ROWS2's four-row dot against one activation (warp_dot_quant_rows<Fmt, R>; A = 1
+// A four-row dot against one activation (gpu-next24's two-row gated item, since taken out) (warp_dot_quant_rows<Fmt, R>; A = 1
 // in the table).
 template <class Fmt, int R, int A>
 __global__ void __launch_bounds__(256, 2)
