@@ -394,6 +394,15 @@ struct AttnOut {
 #endif
 };
 
+// Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
+// group's weights then 32-byte aligned in sc when the queries before it are whole 16-byte words,
+// read as two 16-byte words).
+__device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
+    int vpiece = static_cast<int>(stage_bytes / vrow);
+    if (vpiece > 8) vpiece -= vpiece % 8;
+    return vpiece;
+}
+
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
 // takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, f16 V rows only) of HM heads.
 template <int HM, int DP = 1, class Cells>
@@ -428,17 +437,16 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int k = 0; k < kMaxHeads; ++k)
 #pragma unroll
         for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
-    // Pieces of a multiple of 8 cells keep every 8-cell group's weights 32-byte aligned in sc
-    // (when the queries before it are whole 16-byte words), read as two 16-byte words.
-    int vpiece = static_cast<int>(stage_bytes / vrow);
-    if (vpiece > 8) vpiece -= vpiece % 8;
+    const int vpiece = attn_vpiece(stage_bytes, vrow);
     const bool e16 = ((gh * hdk) & 3) == 0;
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
+            // (ARBOR_MK_V_EARLY: attn_chunk_cells issued the first piece before the softmax)
+            if (!ARBOR_MK_V_EARLY || c0 > 0)
+                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
             block_stage_wait();
         } else
 #endif
@@ -869,6 +877,15 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         __syncthreads();  // the stage is reloaded next
         pc.mark(kPhAttnScores);
     }
+
+#if ARBOR_MK_V_EARLY
+    // V's first piece on its way during step 3 (the scores' last barrier freed the stage;
+    // attn_o_write waits for it instead of issuing it).
+    if constexpr (std::is_same_v<Cells, DenseCells>) {
+        const int vrow = hdv * eb, vp = attn_vpiece(stage_bytes, vrow);
+        block_stage_async(stage, v0, static_cast<long long>(n < vp ? n : vp) * vrow);
+    }
+#endif
 
     // 3. max, exponentials and l per head
     for (int h = warp; h < gh; h += kMkBlockWarps) {

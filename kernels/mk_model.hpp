@@ -533,6 +533,18 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
+// ARBOR_MK_V_EARLY=1 (with ARBOR_MK_ASYNC_STAGE): a dense attention chunk item issues its first V
+// piece's copies as soon as the scores are done, so they travel during the softmax, and the o
+// loop only waits for them (attn_chunk_cells, attn_o_write). A decode item's softmax and V stage
+// are 3.4 and 3.9 us (`moer` at 229 cells, gpu-next25), 3.5 and 5.4 at 16384; a read's items
+// 14% and 9% of their time. Nothing computed changes: the bits do not change.
+#ifndef ARBOR_MK_V_EARLY
+#define ARBOR_MK_V_EARLY 0
+#endif
+#if ARBOR_MK_V_EARLY && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_V_EARLY issues ARBOR_MK_ASYNC_STAGE's copies"
+#endif
+
 // ARBOR_MK_COMBINE_STAGE=1 (with ARBOR_MK_ASYNC_STAGE): an attention combine item stages its
 // heads' rows of every chunk (o, m and l) in shared memory at once by cp.async when they fit (64
 // chunks of two 128-dim heads: 65 KiB), and its steps read them there, where the maxima, the l
