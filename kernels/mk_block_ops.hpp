@@ -134,6 +134,20 @@ __device__ inline void block_stage_wait() {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
+// Waits until at most `pending` (0 to 3) of this thread's latest block_stage_async calls are in
+// flight (the rest landed); then __syncthreads before reading them.
+__device__ inline void block_stage_wait_but(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    }
+#else
+    (void)pending;
+#endif
+}
 #endif
 
 // Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
@@ -735,16 +749,46 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
     ARBOR_MK_SMEM(stage);
+    const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
+#if ARBOR_MK_SCORE_QREG
+    const bool qreg = gh > 4 && hdk <= 128;
+#else
+    constexpr bool qreg = false;
+#endif
+#if ARBOR_MK_K_PIPE
+    // The rows in up to 4 groups of copies, each group's tiles scored as soon as it has landed
+    // while the later ones are still on their way. A group is whole rounds of tiles for all eight
+    // warps (8 x 16 cells for one or two rows, 64 cells from three), so no tile straddles two
+    // groups and no warp idles while others score.
+    const int per = qreg || gh > 2 ? 64 : 128, groups = (n + per - 1) / per;
+    for (int p = 0; p < groups; ++p) {
+        const int c0 = p * per, np = n - c0 < per ? n - c0 : per;
+        block_stage_async(stage + static_cast<long long>(c0) * hdk * 2, k0 + static_cast<long long>(c0) * hdk * 2,
+                          static_cast<long long>(np) * hdk * 2);
+    }
+    for (int p = 0; p < groups; ++p) {
+        const int c0 = p * per, np = n - c0 < per ? n - c0 : per;
+        block_stage_wait_but(groups - 1 - p);
+        __syncthreads();
+        if (p == 0) pc.mark(kPhAttnKStage);
+        const uint16_t* kp = kst + static_cast<long long>(c0) * hdk;
+#if ARBOR_MK_SCORE_QREG
+        if (qreg) attn_score_tiles_qreg<8, 1>(qs, hdk, kp, hdk, gh, np, c0, sc, scale);
+        else
+#endif
+            attn_score_tiles(qs, hdk, kp, hdk, gh, np, c0, sc, scale);
+    }
+#else
     block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2);
     block_stage_wait();
     __syncthreads();
     pc.mark(kPhAttnKStage);
-    const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
 #if ARBOR_MK_SCORE_QREG
-    if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    if (qreg) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     else
 #endif
         attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+#endif
     __syncthreads();
     pc.mark(kPhAttnScores);
 }

@@ -533,6 +533,18 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
+// ARBOR_MK_K_PIPE=1 (with ARBOR_MK_ASYNC_STAGE): a raw-staged decode item's K rows come in up to
+// four groups of copies, and each group's score tiles run as soon as it lands, while the later
+// groups are still on their way (attn_scores_raw). At 16384 cells the items' K stage and scores
+// are 7.9 and 10.4 us one after the other (`moer`, gpu-next25), at 229 cells 4.0 and 3.6. Each
+// dot is the same tile's: the bits do not change.
+#ifndef ARBOR_MK_K_PIPE
+#define ARBOR_MK_K_PIPE 0
+#endif
+#if ARBOR_MK_K_PIPE && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_K_PIPE pipelines ARBOR_MK_ASYNC_STAGE's copies"
+#endif
+
 // ARBOR_MK_V_EARLY=1 (with ARBOR_MK_ASYNC_STAGE): a dense attention chunk item issues its first V
 // piece's copies as soon as the scores are done, so they travel during the softmax, and the o
 // loop only waits for them (attn_chunk_cells, attn_o_write). A decode item's softmax and V stage
