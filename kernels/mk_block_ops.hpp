@@ -1052,6 +1052,26 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }
 
+#if ARBOR_MK_COMBINE_STAGE
+// A combine item's rows of every chunk (`row` floats a chunk, cs floats apart from `part`) into
+// the arena at once, each as the whole 16-byte words that hold it (part's offset in its word
+// before it: one head of 130 floats starts half a word in), when they fit with `rest` floats
+// more. Returns the staged chunks' stride in floats (0: not staged; the caller reads L2). The
+// last chunk's words may end up to 3 floats past the buffer's rows: ensure_chunks reserves 16
+// bytes more (gpu_backend.hip). Not inlined: the item's own loops keep their registers.
+__device__ __noinline__ long long attn_combine_stage(const float* part, long long cs, long long row, int n_chunks, long long rest,
+                                                     float* smem) {
+    ARBOR_MK_SMEM(smem);
+    const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
+    const long long span = (lead + row + 3) / 4 * 4;
+    if ((cs & 3) != 0 || n_chunks * span + rest > kMkSmemFloats) return 0;
+    block_stage_rows_async(smem, part - lead, n_chunks, span * 4, cs * 4);
+    block_stage_wait();
+    __syncthreads();
+    return span;
+}
+#endif
+
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:
 // flashnext's chunks without an attended cell; a computed chunk has l >= 1, so a dense pass skips
@@ -1079,22 +1099,10 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* sm = smem;  // what the steps below use of the arena
 #if ARBOR_MK_COMBINE_STAGE
-    // The item's rows of every chunk (hp heads' o, m, l: one span a chunk) staged at once, each as
-    // the whole 16-byte words that hold it (`lead` floats before it: one head of 130 floats starts
-    // half a word in), then read from shared memory, the chunks `span` floats apart. The last
-    // chunk's words may end up to 3 floats past the buffer's rows: ensure_chunks reserves 16
-    // bytes more (gpu_backend.hip).
-    if (const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
-        (cs & 3) == 0) {
-        const long long span = (lead + static_cast<long long>(hp) * (hdv + 2) + 3) / 4 * 4;
-        if (n_chunks * span + 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats) {
-            block_stage_rows_async(smem, part - lead, n_chunks, span * 4, cs * 4);
-            block_stage_wait();
-            __syncthreads();
-            part = smem + lead;
-            cs = span;
-            sm = smem + n_chunks * span;
-        }
+    if (const long long span = attn_combine_stage(part, cs, hp * (hdv + 2), n_chunks, 2 * hp + 2 * hp * n_chunks, smem)) {
+        part = smem + (reinterpret_cast<unsigned long long>(part) & 15) / 4;
+        cs = span;
+        sm = smem + n_chunks * span;
     }
 #endif
     const long long sm_floats = kMkSmemFloats - (sm - smem);
