@@ -417,6 +417,17 @@ __device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
     return vpiece;
 }
 
+#if ARBOR_MK_V_EARLY
+// The first V piece's copies of a dense chunk of n cells (attn_o_write's piece), not waited for.
+// Not inlined: inlined, its loop raised attn_chunk_cells's spills from 136/376 to 348/456 bytes
+// under ptxas -O3.
+__device__ __noinline__ void attn_v_early(uint8_t* stage, const uint8_t* v0, int n, long long stage_bytes, int vrow) {
+    ARBOR_MK_SMEM(stage);
+    const int vp = attn_vpiece(stage_bytes, vrow);
+    block_stage_async(stage, v0, static_cast<long long>(n < vp ? n : vp) * vrow);
+}
+#endif
+
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
 // takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, f16 V rows only) of HM heads.
 template <int HM, int DP = 1, class Cells>
@@ -925,10 +936,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #if ARBOR_MK_V_EARLY
     // V's first piece on its way during step 3 (the scores' last barrier freed the stage;
     // attn_o_write waits for it instead of issuing it).
-    if constexpr (std::is_same_v<Cells, DenseCells>) {
-        const int vrow = hdv * eb, vp = attn_vpiece(stage_bytes, vrow);
-        block_stage_async(stage, v0, static_cast<long long>(n < vp ? n : vp) * vrow);
-    }
+    if constexpr (std::is_same_v<Cells, DenseCells>) attn_v_early(stage, v0, n, stage_bytes, hdv * eb);
 #endif
 
     // 3. max, exponentials and l per head
