@@ -9,6 +9,10 @@
 # $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes. A variant
 # NAME:VAR=VALUE runs build NAME (main: this tree's) with that environment variable set, e.g.
 # ARBOR_DEEP_VARIANTS="op main:ARBOR_GPU_HEAD_SPLIT=0" (a run-time switch costs no build).
+# ARBOR_DEEP_PROFILE="main op" then profiles each named build's decode@16384 (from the first
+# shape's saved context) and decode@229, one pass each (about 10 s a build), into
+# $OUT/prof-NAME-d16k.txt and prof-NAME-d229.txt, and prints each profile's stages summed over
+# the layers (scripts/profile-sum.awk), the largest first.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -39,3 +43,21 @@ for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
         echo "t=$SECONDS s"
     done
 done | tee "$OUTDIR/deep-rows.txt"
+m=${ARBOR_DEEP_SHAPES:-moer q4b}; m=${m%% *}
+for b in ${ARBOR_DEEP_PROFILE:-}; do
+    cli=/tmp/bv-$b/engine/arbor-cli
+    [ "$b" = main ] && cli=$base
+    [ -x "$cli" ] || { echo "profile $b: no build"; continue; }
+    for r in d16k d229; do
+        if [ $r = d16k ]; then
+            args="--rows decode@16384 --context /tmp/ctx-$m/arbor-bench-c1-16384.park"
+        else
+            args="--rows decode@229"
+        fi
+        # (output names without '@': they come back through $OUT)
+        timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu $args --reps 1 --warmup 1 \
+            --profile /tmp/prof-$b-$r.json >"$OUTDIR/prof-$b-$r.txt" 2>&1 || echo "profile $b $r: failed"
+        echo "profile $m $b $r (us summed over the layers):"
+        awk -f "$(dirname "$0")/profile-sum.awk" "$OUTDIR/prof-$b-$r.txt" | sort -rn | head -12
+    done
+done
