@@ -12,7 +12,7 @@
 # ARBOR_DEEP_PROFILE="main op" then profiles each named build's decode@16384 (from the first
 # shape's saved context) and decode@229, one pass each (about 10 s a build), into
 # $OUT/prof-NAME-d16k.txt and prof-NAME-d229.txt, and prints each profile's stages summed over
-# the layers (scripts/profile-sum.awk), the largest first.
+# the layers (scripts/profile-sum.awk), the largest first, and the attention items' phases.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -59,5 +59,6 @@ for b in ${ARBOR_DEEP_PROFILE:-}; do
             --profile /tmp/prof-$b-$r.json >"$OUTDIR/prof-$b-$r.txt" 2>&1 || echo "profile $b $r: failed"
         echo "profile $m $b $r (us summed over the layers):"
         awk -f "$(dirname "$0")/profile-sum.awk" "$OUTDIR/prof-$b-$r.txt" | sort -rn | head -12
+        grep '^phase attn chunk' "$OUTDIR/prof-$b-$r.txt"  # the chunk items' phases
     done
 done
