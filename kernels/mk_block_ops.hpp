@@ -93,25 +93,11 @@ __device__ inline void cp_async16(unsigned d, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 #endif
-// block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
+// `rows` rows of row_bytes each, src_stride bytes apart in global src, packed into shared dst,
+// by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned, rows and strides whole 16-byte
 // words): every thread's copies in flight at once, none of them through registers. The block
-// calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
+// calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage a row
 // (block_stage_wait then does nothing).
-__device__ inline void block_stage_async(void* dst, const void* src, long long bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
-        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-        const uint4* s = static_cast<const uint4*>(src);
-        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        return;
-    }
-#endif
-    block_stage(dst, src, bytes);
-}
-// `rows` rows of row_bytes each, src_stride bytes apart in global src, packed into shared dst:
-// block_stage_async's copies (each row block_stage when an end, a row or the stride is not whole
-// 16-byte words, or elsewhere than on NVIDIA).
 __device__ inline void block_stage_rows_async(void* dst, const void* src, int rows, long long row_bytes, long long src_stride) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | row_bytes | src_stride) & 15) == 0) {
@@ -119,7 +105,7 @@ __device__ inline void block_stage_rows_async(void* dst, const void* src, int ro
         const uint8_t* s = static_cast<const uint8_t*>(src);
         const int wpr = static_cast<int>(row_bytes / 16), n = rows * wpr;
         for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
-            const int r = i / wpr, w = i - r * wpr;
+            const int r = rows == 1 ? 0 : i / wpr, w = i - r * wpr;  // (one row, inlined: no division)
             cp_async16(d + 16u * i, s + r * src_stride + 16 * w);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -128,6 +114,10 @@ __device__ inline void block_stage_rows_async(void* dst, const void* src, int ro
 #endif
     for (int r = 0; r < rows; ++r)
         block_stage(static_cast<uint8_t*>(dst) + r * row_bytes, static_cast<const uint8_t*>(src) + r * src_stride, row_bytes);
+}
+// One contiguous span (whole 16-byte words for the cp.async path).
+__device__ inline void block_stage_async(void* dst, const void* src, long long bytes) {
+    block_stage_rows_async(dst, src, 1, bytes, bytes);
 }
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -270,18 +260,18 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
 
 namespace mkb {
 
-// The scores of heads hb .. hb + Ht - 1 and cells cb .. cb + Ct - 1 of a staged K piece, by
-// one warp: lane j runs accumulator j (elements j, j + 32, ... in order, as dot_lanes) of all
-// D = Ht * Ct dots (16 or 32), each query and key element loaded once for all of them, then
-// combine_lanes_multi<D>. Returns dot x = (head hb + x / Ct, cell cb + x % Ct) in lane x (D = 32)
-// or in lanes 2x and 2x + 1 (D = 16). Heads past gh read the last one; cells past the piece
-// read rows of the stage that the piece does not use (the caller sizes pieces in whole tiles),
-// and those dots are not written.
 // A staged K element as a float: the stage's floats as they are; raw f16 (attn_scores_raw) by
 // fp16_to_f32, as block_stage_k_f32 converts it.
 __device__ inline float k_f32(float k) { return k; }
 __device__ inline float k_f32(uint16_t k) { return quant::blocks::fp16_to_f32(k); }
 
+// The scores of heads hb .. hb + Ht - 1 and cells cb .. cb + Ct - 1 of a staged K piece (floats,
+// or raw f16: KT), by one warp: lane j runs accumulator j (elements j, j + 32, ... in order, as
+// dot_lanes) of all D = Ht * Ct dots (16 or 32), each query and key element loaded once for all
+// of them, then combine_lanes_multi<D>. Returns dot x = (head hb + x / Ct, cell cb + x % Ct) in
+// lane x (D = 32) or in lanes 2x and 2x + 1 (D = 16). Heads past gh read the last one; cells past
+// the piece read rows of the stage that the piece does not use (the caller sizes pieces in whole
+// tiles), and those dots are not written.
 template <int Ht, int Ct, class KT = float>
 __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int krow_f, int gh, int hb, int cb,
                                    int lane) {
@@ -766,12 +756,11 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #else
     constexpr bool qreg = false;
 #endif
-#if ARBOR_MK_K_PIPE
-    // The rows in up to 4 groups of copies, each group's tiles scored as soon as it has landed
-    // while the later ones are still on their way. A group is whole rounds of tiles for all eight
-    // warps (8 x 16 cells for one or two rows, 64 cells from three), so no tile straddles two
-    // groups and no warp idles while others score.
-    const int per = qreg || gh > 2 ? 64 : 128, groups = (n + per - 1) / per;
+    // The rows in groups of copies, each group's tiles scored as soon as it has landed while the
+    // later ones are still on their way: with ARBOR_MK_K_PIPE up to 4 groups, each whole rounds of
+    // tiles for all eight warps (8 x 16 cells for one or two rows, 64 cells from three), so no tile
+    // straddles two groups and no warp idles while others score; otherwise one group.
+    const int per = ARBOR_MK_K_PIPE ? (qreg || gh > 2 ? 64 : 128) : n, groups = (n + per - 1) / per;
     for (int p = 0; p < groups; ++p) {
         const int c0 = p * per, np = n - c0 < per ? n - c0 : per;
         block_stage_async(stage + static_cast<long long>(c0) * hdk * 2, k0 + static_cast<long long>(c0) * hdk * 2,
@@ -789,17 +778,6 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #endif
             attn_score_tiles(qs, hdk, kp, hdk, gh, np, c0, sc, scale);
     }
-#else
-    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2);
-    block_stage_wait();
-    __syncthreads();
-    pc.mark(kPhAttnKStage);
-#if ARBOR_MK_SCORE_QREG
-    if (qreg) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-    else
-#endif
-        attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
-#endif
     __syncthreads();
     pc.mark(kPhAttnScores);
 }
@@ -1061,22 +1039,15 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 }
 
 #if ARBOR_MK_COMBINE_STAGE
-// A combine item's rows of every chunk (`row` floats a chunk, cs floats apart from `part`) into
-// the arena at once, each as the whole 16-byte words that hold it (part's offset in its word
-// before it: one head of 130 floats starts half a word in), when they fit with `rest` floats
-// more. Returns the staged chunks' stride in floats (0: not staged; the caller reads L2). The
-// last chunk's words may end up to 3 floats past the buffer's rows: ensure_chunks reserves 16
-// bytes more (gpu_backend.hip). Not inlined: the item's own loops keep their registers.
-__device__ __noinline__ long long attn_combine_stage(const float* part, long long cs, long long row, int n_chunks, long long rest,
-                                                     float* smem) {
+// A combine item's rows of every chunk (span floats from `from`, the chunks cs floats apart) into
+// the arena at once, then the block's barrier. The last chunk's words may end up to 3 floats past
+// the buffer's rows: ensure_chunks reserves 16 bytes more (gpu_backend.hip). Not inlined: the
+// item's own loops keep their registers (inlined, ptxas gave the item 160/160 bytes of spills).
+__device__ __noinline__ void attn_combine_stage(const float* from, long long cs, long long span, int n_chunks, float* smem) {
     ARBOR_MK_SMEM(smem);
-    const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
-    const long long span = (lead + row + 3) / 4 * 4;
-    if ((cs & 3) != 0 || n_chunks * span + rest > kMkSmemFloats) return 0;
-    block_stage_rows_async(smem, part - lead, n_chunks, span * 4, cs * 4);
+    block_stage_rows_async(smem, from, n_chunks, span * 4, cs * 4);
     block_stage_wait();
     __syncthreads();
-    return span;
 }
 #endif
 
@@ -1107,8 +1078,13 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* sm = smem;  // what the steps below use of the arena
 #if ARBOR_MK_COMBINE_STAGE
-    if (const long long span = attn_combine_stage(part, cs, hp * (hdv + 2), n_chunks, 2 * hp + 2 * hp * n_chunks, smem)) {
-        part = smem + (reinterpret_cast<unsigned long long>(part) & 15) / 4;
+    // The rows as the whole 16-byte words that hold them: `lead` floats before each (one head of
+    // 130 floats starts half a word in), `span` floats a chunk.
+    const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
+    const long long span = (lead + hp * (hdv + 2) + 3) / 4 * 4;
+    if ((cs & 3) == 0 && n_chunks * span + 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats) {
+        attn_combine_stage(part - lead, cs, span, n_chunks, smem);
+        part = smem + lead;
         cs = span;
         sm = smem + n_chunks * span;
     }
