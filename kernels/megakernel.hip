@@ -148,6 +148,9 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
     __shared__ __align__(16) float smem[kMkSmemFloats];
 #endif
     if (threadIdx.x == 0) n_events = 0;
+#if ARBOR_MK_BULK_ON
+    mk_bulk_init();
+#endif
     mk_phase_flag_load();
     mk_ab_load();
     __syncthreads();

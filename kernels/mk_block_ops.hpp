@@ -86,6 +86,71 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
         block_copy(static_cast<unsigned*>(dst), static_cast<const unsigned*>(src), bytes / 4);
 }
 
+#if ARBOR_MK_BULK_ON
+// ARBOR_MK_BULK_STAGE (sm_90): block_stage_async's contiguous spans go by the copy engine
+// (cp.async.bulk) and complete on one shared-memory mbarrier a workgroup (mk_bulk, initialized
+// by mk_bulk_init at the megakernel's entry). Thread 0 counts the copies issued; a workgroup
+// issues again only after waiting, so the phase to wait for is the parity of the last issue
+// (with none pending, a completed phase's parity: the wait returns at once).
+struct MkBulk {
+    unsigned long long bar;
+    unsigned issued;
+};
+__device__ __forceinline__ MkBulk* mk_bulk() {
+    __shared__ __align__(8) MkBulk b;
+    return &b;
+}
+__device__ inline void mk_bulk_init() {
+    if (threadIdx.x == 0) {
+        MkBulk* b = mk_bulk();
+        b->issued = 0;
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(&b->bar)))
+                     : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+}
+// Warp 0's lanes: `bytes` (a multiple of 16) from src into shared address d. ARBOR_MK_BULK_STAGE=1:
+// one copy by lane 0; otherwise one copy a lane, the span cut in 32 whole-word parts.
+__device__ inline void mk_bulk_issue(unsigned d, const void* src, unsigned bytes) {
+    MkBulk* b = mk_bulk();
+    const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&b->bar));
+    const unsigned lane = threadIdx.x;
+    if (lane == 0) {
+        b->issued += 1;
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
+                     : "memory");
+    }
+    unsigned off = 0, n = bytes;
+    if (ARBOR_MK_BULK_STAGE != 1) {
+        __syncwarp();
+        const unsigned per = (bytes / 16 + 31) / 32 * 16;
+        off = lane * per;
+        n = off < bytes ? (bytes - off < per ? bytes - off : per) : 0;
+    } else if (lane != 0) {
+        n = 0;
+    }
+    if (n)
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(d + off),
+                     "l"(static_cast<const uint8_t*>(src) + off), "r"(n), "r"(bar)
+                     : "memory");
+}
+// Every thread: waits until the last issued span has landed (a __syncthreads first, so the count
+// thread 0 wrote is seen).
+__device__ inline void mk_bulk_wait() {
+    __syncthreads();
+    MkBulk* b = mk_bulk();
+    const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&b->bar)), parity = (b->issued - 1u) & 1u;
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        "mk_bulk_wait_%=:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+        " @!p bra mk_bulk_wait_%=;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+#endif
+
 #if ARBOR_MK_ASYNC_STAGE
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 // One 16-byte cp.async into shared address d (L2 only: .cg).
@@ -121,6 +186,10 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+#if ARBOR_MK_BULK_ON
+        if (threadIdx.x < 32) mk_bulk_issue(d, src, static_cast<unsigned>(bytes));
+        return;
+#endif
         const uint4* s = static_cast<const uint4*>(src);
         for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -133,11 +202,17 @@ __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
+#if ARBOR_MK_BULK_ON
+    mk_bulk_wait();
+#endif
 }
 // Waits until at most `pending` (0 to 3) of this thread's latest block_stage_async calls are in
 // flight (the rest landed); then __syncthreads before reading them.
 __device__ inline void block_stage_wait_but(int pending) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if ARBOR_MK_BULK_ON
+    (void)pending;  // always 0 (ARBOR_MK_BULK_STAGE excludes ARBOR_MK_K_PIPE)
+    block_stage_wait();
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     switch (pending) {
     case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
     case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;

@@ -557,6 +557,28 @@ constexpr long long kMkDownSplitTokens = 8;
 #error "ARBOR_MK_V_EARLY issues ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 
+// ARBOR_MK_BULK_STAGE=1 or 32 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_90): block_stage_async's
+// contiguous spans (a decode item's raw K chunk, every dense V piece) go by the copy engine,
+// cp.async.bulk, completing on a shared-memory mbarrier (mk_bulk_issue and mk_bulk_wait in
+// mk_block_ops.hpp): 1 one copy a span issued by one thread, 32 one copy a lane of warp 0. The
+// cp.async stages move about 15 GB/s of one SM (a 58 KiB K chunk in 4.0 us at 229 cells,
+// `moer`, gpu-next25); arbor-gpu-stage-probe times the ways to make such a copy outside the
+// megakernel. The same bytes land: the bits do not change.
+#ifndef ARBOR_MK_BULK_STAGE
+#define ARBOR_MK_BULK_STAGE 0
+#endif
+#if ARBOR_MK_BULK_STAGE && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_BULK_STAGE replaces ARBOR_MK_ASYNC_STAGE's copies"
+#endif
+#if ARBOR_MK_BULK_STAGE && ARBOR_MK_K_PIPE
+#error "ARBOR_MK_BULK_STAGE has one span in flight at a time; ARBOR_MK_K_PIPE needs several"
+#endif
+#if ARBOR_MK_BULK_STAGE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define ARBOR_MK_BULK_ON 1
+#else
+#define ARBOR_MK_BULK_ON 0
+#endif
+
 // ARBOR_MK_COMBINE_STAGE=1 (with ARBOR_MK_ASYNC_STAGE): an attention combine item stages its
 // heads' rows of every chunk (o, m and l) in shared memory at once by cp.async when they fit (64
 // chunks of two 128-dim heads: 65 KiB), and its steps read them there, where the maxima, the l
