@@ -484,9 +484,8 @@ Status GpuBackend::ensure_chunks(int64_t max_chunks) {
     if (max_chunks <= max_chunks_cap_) return {};
     const ModelConfig& c = model_->config();
     const size_t group = size_t(c.n_head / c.n_head_kv);
-    // (16 bytes more: ARBOR_MK_COMBINE_STAGE stages whole 16-byte words, up to 12 bytes past the last row)
     const size_t bytes = size_t(opts_.max_batch_tokens) * size_t(c.n_head_kv) * size_t(max_chunks) * group *
-                         size_t(c.head_dim_v + 2) * 4 + 16;
+                         size_t(c.head_dim_v + 2) * 4;
     if (auto s = part_.reserve(bytes, "the attention chunks"); !s) return s;
     host_pass_.attn_part = part_.as<float>();
     max_chunks_cap_ = max_chunks;

@@ -87,7 +87,7 @@ __device__ inline void block_stage(void* dst, const void* src, long long bytes) 
 }
 
 #if ARBOR_MK_BULK_ON
-// ARBOR_MK_BULK_STAGE (sm_90): block_stage_async's contiguous spans go by the copy engine
+// ARBOR_MK_BULK_STAGE (sm_90): block_stage_async's spans marked `bulk` go by the copy engine
 // (cp.async.bulk) and complete on one shared-memory mbarrier a workgroup (mk_bulk, initialized
 // by mk_bulk_init at the megakernel's entry). Thread 0 counts the copies issued; a workgroup
 // issues again only after waiting, so the phase to wait for is the parity of the last issue
@@ -109,31 +109,19 @@ __device__ inline void mk_bulk_init() {
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 }
-// Warp 0's lanes: `bytes` (a multiple of 16) from src into shared address d. ARBOR_MK_BULK_STAGE=1:
-// one copy by lane 0; otherwise one copy a lane, the span cut in 32 whole-word parts.
+// Called by warp 0's lanes: `bytes` (a multiple of 16) from src into shared address d, one copy
+// issued by lane 0. (One copy a lane, the span cut in 32 parts, was slower: gpu-next26.)
 __device__ inline void mk_bulk_issue(unsigned d, const void* src, unsigned bytes) {
+    if (threadIdx.x != 0) return;
     MkBulk* b = mk_bulk();
     const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&b->bar));
-    const unsigned lane = threadIdx.x;
-    if (lane == 0) {
-        b->issued += 1;
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
-                     : "memory");
-    }
-    unsigned off = 0, n = bytes;
-    if (ARBOR_MK_BULK_STAGE != 1) {
-        __syncwarp();
-        const unsigned per = (bytes / 16 + 31) / 32 * 16;
-        off = lane * per;
-        n = off < bytes ? (bytes - off < per ? bytes - off : per) : 0;
-    } else if (lane != 0) {
-        n = 0;
-    }
-    if (n)
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(d + off),
-                     "l"(static_cast<const uint8_t*>(src) + off), "r"(n), "r"(bar)
-                     : "memory");
+    b->issued += 1;
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(d), "l"(src),
+                 "r"(bytes), "r"(bar)
+                 : "memory");
 }
 // Every thread: waits until the last issued span has landed (a __syncthreads first, so the count
 // thread 0 wrote is seen).
@@ -158,37 +146,21 @@ __device__ inline void cp_async16(unsigned d, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
 #endif
-// `rows` rows of row_bytes each, src_stride bytes apart in global src, packed into shared dst,
-// by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned, rows and strides whole 16-byte
+// block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
 // words): every thread's copies in flight at once, none of them through registers. The block
-// calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage a row
-// (block_stage_wait then does nothing).
-__device__ inline void block_stage_rows_async(void* dst, const void* src, int rows, long long row_bytes, long long src_stride) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | row_bytes | src_stride) & 15) == 0) {
-        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-        const uint8_t* s = static_cast<const uint8_t*>(src);
-        const int wpr = static_cast<int>(row_bytes / 16), n = rows * wpr;
-        for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
-            const int r = i / wpr, w = i - r * wpr;
-            cp_async16(d + 16u * i, s + r * src_stride + 16 * w);
-        }
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        return;
-    }
-#endif
-    for (int r = 0; r < rows; ++r)
-        block_stage(static_cast<uint8_t*>(dst) + r * row_bytes, static_cast<const uint8_t*>(src) + r * src_stride, row_bytes);
-}
-// One contiguous span: block_stage_rows_async's single row, its own loop (the o loops' spills under
-// ptxas -O3 grow by 4-8 bytes when it is the row loop's one-row case).
-__device__ inline void block_stage_async(void* dst, const void* src, long long bytes) {
+// calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
+// (block_stage_wait then does nothing). With ARBOR_MK_BULK_STAGE, `bulk` spans go by the copy
+// engine instead (mk_bulk_issue).
+__device__ inline void block_stage_async(void* dst, const void* src, long long bytes, bool bulk = false) {
+    (void)bulk;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
 #if ARBOR_MK_BULK_ON
-        if (threadIdx.x < 32) mk_bulk_issue(d, src, static_cast<unsigned>(bytes));
-        return;
+        if (bulk) {
+            mk_bulk_issue(d, src, static_cast<unsigned>(bytes));
+            return;
+        }
 #endif
         const uint4* s = static_cast<const uint4*>(src);
         for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
@@ -204,23 +176,6 @@ __device__ inline void block_stage_wait() {
 #endif
 #if ARBOR_MK_BULK_ON
     mk_bulk_wait();
-#endif
-}
-// Waits until at most `pending` (0 to 3) of this thread's latest block_stage_async calls are in
-// flight (the rest landed); then __syncthreads before reading them.
-__device__ inline void block_stage_wait_but(int pending) {
-#if ARBOR_MK_BULK_ON
-    (void)pending;  // always 0 (ARBOR_MK_BULK_STAGE excludes ARBOR_MK_K_PIPE)
-    block_stage_wait();
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-    }
-#else
-    (void)pending;
 #endif
 }
 #endif
@@ -492,17 +447,6 @@ __device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
     return vpiece;
 }
 
-#if ARBOR_MK_V_EARLY
-// The first V piece's copies of a dense chunk of n cells (attn_o_write's piece), not waited for.
-// Not inlined: inlined, its loop raised attn_chunk_cells's spills from 136/376 to 348/456 bytes
-// under ptxas -O3.
-__device__ __noinline__ void attn_v_early(uint8_t* stage, const uint8_t* v0, int n, long long stage_bytes, int vrow) {
-    ARBOR_MK_SMEM(stage);
-    const int vp = attn_vpiece(stage_bytes, vrow);
-    block_stage_async(stage, v0, static_cast<long long>(n < vp ? n : vp) * vrow);
-}
-#endif
-
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
 // takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, f16 V rows only) of HM heads.
 template <int HM, int DP = 1, class Cells>
@@ -544,9 +488,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-            // (ARBOR_MK_V_EARLY: attn_chunk_cells issued the first piece before the softmax)
-            if (!ARBOR_MK_V_EARLY || c0 > 0)
-                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow);
+            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
+                              ARBOR_MK_BULK_STAGE && gh <= 8);
             block_stage_wait();
         } else
 #endif
@@ -835,34 +778,23 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
     ARBOR_MK_SMEM(stage);
+#if ARBOR_MK_STAGE_TWICE
+    // Measurement build: the same copy once more first, its time in the q phase's clock.
+    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0);
+    block_stage_wait();
+    __syncthreads();
+    pc.mark(kPhAttnQ);
+#endif
+    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0);
+    block_stage_wait();
+    __syncthreads();
+    pc.mark(kPhAttnKStage);
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
 #if ARBOR_MK_SCORE_QREG
-    const bool qreg = gh > 4 && hdk <= 128;
-#else
-    constexpr bool qreg = false;
+    if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    else
 #endif
-    // The rows in groups of copies, each group's tiles scored as soon as it has landed while the
-    // later ones are still on their way: with ARBOR_MK_K_PIPE up to 4 groups, each whole rounds of
-    // tiles for all eight warps (8 x 16 cells for one or two rows, 64 cells from three), so no tile
-    // straddles two groups and no warp idles while others score; otherwise one group.
-    const int per = ARBOR_MK_K_PIPE ? (qreg || gh > 2 ? 64 : 128) : n, groups = (n + per - 1) / per;
-    for (int p = 0; p < groups; ++p) {
-        const int c0 = p * per, np = n - c0 < per ? n - c0 : per;
-        block_stage_async(stage + static_cast<long long>(c0) * hdk * 2, k0 + static_cast<long long>(c0) * hdk * 2,
-                          static_cast<long long>(np) * hdk * 2);
-    }
-    for (int p = 0; p < groups; ++p) {
-        const int c0 = p * per, np = n - c0 < per ? n - c0 : per;
-        block_stage_wait_but(groups - 1 - p);
-        __syncthreads();
-        if (p == 0) pc.mark(kPhAttnKStage);
-        const uint16_t* kp = kst + static_cast<long long>(c0) * hdk;
-#if ARBOR_MK_SCORE_QREG
-        if (qreg) attn_score_tiles_qreg<8, 1>(qs, hdk, kp, hdk, gh, np, c0, sc, scale);
-        else
-#endif
-            attn_score_tiles(qs, hdk, kp, hdk, gh, np, c0, sc, scale);
-    }
+        attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     __syncthreads();
     pc.mark(kPhAttnScores);
 }
@@ -996,12 +928,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         pc.mark(kPhAttnScores);
     }
 
-#if ARBOR_MK_V_EARLY
-    // V's first piece on its way during step 3 (the scores' last barrier freed the stage;
-    // attn_o_write waits for it instead of issuing it).
-    if constexpr (std::is_same_v<Cells, DenseCells>) attn_v_early(stage, v0, n, stage_bytes, hdv * eb);
-#endif
-
     // 3. max, exponentials and l per head
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
@@ -1123,19 +1049,6 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
 }
 
-#if ARBOR_MK_COMBINE_STAGE
-// A combine item's rows of every chunk (span floats from `from`, the chunks cs floats apart) into
-// the arena at once, then the block's barrier. The last chunk's words may end up to 3 floats past
-// the buffer's rows: ensure_chunks reserves 16 bytes more (gpu_backend.hip). Not inlined: the
-// item's own loops keep their registers (inlined, ptxas gave the item 160/160 bytes of spills).
-__device__ __noinline__ void attn_combine_stage(const float* from, long long cs, long long span, int n_chunks, float* smem) {
-    ARBOR_MK_SMEM(smem);
-    block_stage_rows_async(smem, from, n_chunks, span * 4, cs * 4);
-    block_stage_wait();
-    __syncthreads();
-}
-#endif
-
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:
 // flashnext's chunks without an attended cell; a computed chunk has l >= 1, so a dense pass skips
@@ -1155,29 +1068,15 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const int hp = attn_combine_heads(group, hdv), parts = group / hp;
     const long long gt = item / parts, g = gt / T, t = gt % T;
     const int h0 = static_cast<int>(item % parts) * hp;
-    long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
+    const long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
     const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
     const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs + static_cast<long long>(h0) * (hdv + 2);
     const long long att_w = d.n_head * hdv;
     float* out = P.att + t * att_w + (g * group + h0) * hdv;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    float* sm = smem;  // what the steps below use of the arena
-#if ARBOR_MK_COMBINE_STAGE
-    // The rows as the whole 16-byte words that hold them: `lead` floats before each (one head of
-    // 130 floats starts half a word in), `span` floats a chunk.
-    const int lead = static_cast<int>(reinterpret_cast<unsigned long long>(part) & 15) / 4;
-    const long long span = (lead + hp * (hdv + 2) + 3) / 4 * 4;
-    if ((cs & 3) == 0 && n_chunks * span + 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats) {
-        attn_combine_stage(part - lead, cs, span, n_chunks, smem);
-        part = smem + lead;
-        cs = span;
-        sm = smem + n_chunks * span;
-    }
-#endif
-    const long long sm_floats = kMkSmemFloats - (sm - smem);
-    float* ml = sm;  // [hp][2]: M and L of each head
-    const bool cached = 2 * hp + 2 * hp * n_chunks <= sm_floats;  // l and w of every chunk of every head
-    auto lsh = [&](int h) { return sm + 2 * hp + 2 * h * n_chunks; };
+    float* ml = smem;  // [hp][2]: M and L of each head
+    const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
+    auto lsh = [&](int h) { return smem + 2 * hp + 2 * h * n_chunks; };
     // Chunk c's l and weight for head h (its rows at ph), from shared memory when cached.
     auto l_of = [&](int h, const float* ph, int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
     auto w_of = [&](int h, const float* ph, float M, int c) {

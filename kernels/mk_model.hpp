@@ -385,25 +385,13 @@ __host__ __device__ inline long long attn_stage_floats(long long gh, long long h
     return kMkSmemFloats - gh * (hd_k + 256) - 2 * kMkAttnRows;
 }
 
-// ARBOR_MK_COMBINE_HEADS1=1: attention combine items take the fewest heads that make whole Q8A
-// blocks (one head of 128 dims), not the most a workgroup's threads hold (two): a decode step's
-// combine level has twice the items, each half the rows to read (attn_combine_heads; host and
-// device agree through it). Each head's chains are unchanged: the bits do not change.
-#ifndef ARBOR_MK_COMBINE_HEADS1
-#define ARBOR_MK_COMBINE_HEADS1 0
-#endif
-
 // Q heads per attention combine item (mk_attn_combine_block, a thread per (head, dim)): the
 // largest divisor hp of group with hp * hd_v within a workgroup's threads and whole Q8A blocks
 // (the item quantizes its span); the whole group when no divisor fits. A decode step's combine
 // level then has n_kv * group / hp items instead of n_kv. The bits do not change: each head's
 // arithmetic is the same whichever item runs it.
 __host__ __device__ inline int attn_combine_heads(long long group, long long hd_v) {
-#if ARBOR_MK_COMBINE_HEADS1
-    for (long long hp = 1; hp <= group; ++hp)
-#else
     for (long long hp = group; hp >= 1; --hp)
-#endif
         if (group % hp == 0 && hp * hd_v <= kMkBlockThreads && hp * hd_v % 32 == 0) return static_cast<int>(hp);
     return static_cast<int>(group);
 }
@@ -533,64 +521,43 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
-// ARBOR_MK_K_PIPE=1 (with ARBOR_MK_ASYNC_STAGE): a raw-staged decode item's K rows come in up to
-// four groups of copies, and each group's score tiles run as soon as it lands, while the later
-// groups are still on their way (attn_scores_raw). At 16384 cells the items' K stage and scores
-// are 7.9 and 10.4 us one after the other (`moer`, gpu-next25), at 229 cells 4.0 and 3.6. Each
-// dot is the same tile's: the bits do not change.
-#ifndef ARBOR_MK_K_PIPE
-#define ARBOR_MK_K_PIPE 0
-#endif
-#if ARBOR_MK_K_PIPE && !ARBOR_MK_ASYNC_STAGE
-#error "ARBOR_MK_K_PIPE pipelines ARBOR_MK_ASYNC_STAGE's copies"
-#endif
-
-// ARBOR_MK_V_EARLY=1 (with ARBOR_MK_ASYNC_STAGE): a dense attention chunk item issues its first V
-// piece's copies as soon as the scores are done, so they travel during the softmax, and the o
-// loop only waits for them (attn_chunk_cells, attn_o_write). A decode item's softmax and V stage
-// are 3.4 and 3.9 us (`moer` at 229 cells, gpu-next25), 3.5 and 5.4 at 16384; a read's items
-// 14% and 9% of their time. Nothing computed changes: the bits do not change.
-#ifndef ARBOR_MK_V_EARLY
-#define ARBOR_MK_V_EARLY 0
-#endif
-#if ARBOR_MK_V_EARLY && !ARBOR_MK_ASYNC_STAGE
-#error "ARBOR_MK_V_EARLY issues ARBOR_MK_ASYNC_STAGE's copies"
-#endif
-
-// ARBOR_MK_BULK_STAGE=1 or 32 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_90): block_stage_async's
-// contiguous spans (a decode item's raw K chunk, every dense V piece) go by the copy engine,
-// cp.async.bulk, completing on a shared-memory mbarrier (mk_bulk_issue and mk_bulk_wait in
-// mk_block_ops.hpp): 1 one copy a span issued by one thread, 32 one copy a lane of warp 0. The
-// cp.async stages move about 15 GB/s of one SM (a 58 KiB K chunk in 4.0 us at 229 cells,
-// `moer`, gpu-next25); arbor-gpu-stage-probe times the ways to make such a copy outside the
-// megakernel. The same bytes land: the bits do not change.
+// ARBOR_MK_BULK_STAGE=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_90): a decode item's spans (its raw
+// K chunk, and the V pieces of items of up to 8 rows) go by the copy engine, one cp.async.bulk a
+// span issued by one thread, completing on a shared-memory mbarrier (mk_bulk_issue and
+// mk_bulk_wait in mk_block_ops.hpp); the reads' and prefills' V pieces keep cp.async. Measured
+// on every span (gpu-next26, docs/BENCHMARKS.md calls 3-5, five rounds of `moer`): exact
+// (371/0, 28/0, 10/0); the decode item's K and V stages 4.0 to 3.1 us each at 229 cells,
+// decode@229 6.84 to 6.77 ms, decode@16384 9.99 to 9.95, but read50@16384 +0.1% and
+// prefill256@16384 +0.3% (their V pieces), hence decode items only now; a copy a lane of
+// warp 0 instead of one was slower. Outside the megakernel (arbor-gpu-stage-probe, the same
+// calls) cp.async is the faster copy: 1.1-1.3 us for 58 KiB cold, the bulk copy 1.4-1.7. The
+// same bytes land: the bits do not change.
 #ifndef ARBOR_MK_BULK_STAGE
 #define ARBOR_MK_BULK_STAGE 0
 #endif
 #if ARBOR_MK_BULK_STAGE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_BULK_STAGE replaces ARBOR_MK_ASYNC_STAGE's copies"
 #endif
-#if ARBOR_MK_BULK_STAGE && ARBOR_MK_K_PIPE
-#error "ARBOR_MK_BULK_STAGE has one span in flight at a time; ARBOR_MK_K_PIPE needs several"
+#if ARBOR_MK_BULK_STAGE != 0 && ARBOR_MK_BULK_STAGE != 1
+#error "ARBOR_MK_BULK_STAGE is 0 or 1"
+#endif
+// ARBOR_MK_STAGE_TWICE=1 (a measurement build, never a default): a raw-staged decode item copies
+// its K chunk twice, the first copy's time in the q phase's clock, so the profile's K stage is
+// the same copy with its code and data just used. Inside the megakernel a decode item's 58 KiB K
+// stage takes 4.0 us (`moer` at 229 cells); outside it (arbor-gpu-stage-probe, 32 workgroups
+// copying) 1.3 us from memory and 0.8 from the L2. A second copy near 0.8 us puts the rest on
+// what the first copy finds cold (the code above all: the entry is 380k instructions, and each
+// level runs other code); one still near 4 us puts it on the megakernel's surroundings.
+#ifndef ARBOR_MK_STAGE_TWICE
+#define ARBOR_MK_STAGE_TWICE 0
+#endif
+#if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
 #endif
 #if ARBOR_MK_BULK_STAGE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define ARBOR_MK_BULK_ON 1
 #else
 #define ARBOR_MK_BULK_ON 0
-#endif
-
-// ARBOR_MK_COMBINE_STAGE=1 (with ARBOR_MK_ASYNC_STAGE): an attention combine item stages its
-// heads' rows of every chunk (o, m and l) in shared memory at once by cp.async when they fit (64
-// chunks of two 128-dim heads: 65 KiB), and its steps read them there, where the maxima, the l
-// chain and each O chain loaded them from L2 in turn (O 16 chunks a round trip). The same values
-// in the same chains: the bits do not change. A decode step of `moer` at 16384 cells
-// (gpu-next25 profile, with ARBOR_MK_ASYNC_STAGE): the combine level is 28 us of a layer, its 16
-// items each 2 heads x 64 chunks; the chunk items 47 us.
-#ifndef ARBOR_MK_COMBINE_STAGE
-#define ARBOR_MK_COMBINE_STAGE 0
-#endif
-#if ARBOR_MK_COMBINE_STAGE && !ARBOR_MK_ASYNC_STAGE
-#error "ARBOR_MK_COMBINE_STAGE stages by ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
