@@ -522,9 +522,10 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             a.outputs_only = s.outputs_only;
             a.norm = s.norm ? dev_vector(*s.norm) : nullptr;
             a.buf = s.in == plan::Buf::Att ? gpu::kBufAtt : s.in == plan::Buf::H ? gpu::kBufH : gpu::kBufXN;
-            // A profiling probe (ARBOR_GPU_PROBE_REPEAT=1): the RMSNorm and router select stages,
-            // both idempotent, run again as stages of their own, so the profile shows each stage
-            // cold (its code and data fetched) and then warm. It adds levels; bits are unchanged.
+            // A profiling probe (ARBOR_GPU_PROBE_REPEAT=1): the RMSNorm, router select and (unfolded)
+            // attention chunk stages, each idempotent, run again as stages of their own, so the
+            // profile shows each stage cold (its code and data fetched) and then warm. It adds
+            // levels; bits are unchanged.
             static const bool probe_repeat = env_is("ARBOR_GPU_PROBE_REPEAT", "1");
             static const bool split_off = env_off("ARBOR_GPU_HEAD_SPLIT");  // every chunk item takes all its heads
             // ARBOR_MK_FUSE_TAILS builds: ARBOR_GPU_FUSE_TAILS=0 gives the finish and the Q8A
@@ -631,6 +632,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     gpu::MkModelStage one = a;
                     one.direct = 1;
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, fold ? " one chunk+finish" : " one chunk", &s});
+                    // (A folded item finishes Q, K and V in place: not repeated.)
+                    if (probe_repeat && !fold) st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, " one chunk again", &s});
                 } else {
 #if ARBOR_MK_ATTN_TOKENS
                     if (attn_nt > 1 && !fold) {  // items of attn_nt tokens (mk_attn_chunk_tokens)
@@ -641,6 +644,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     } else
 #endif
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, fold ? " chunks+finish" : " chunks", &s});
+                    if (probe_repeat && !fold) st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks again", &s});
                     st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }
                 break;

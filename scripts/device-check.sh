@@ -8,7 +8,7 @@
 #      gpu_megakernel_hang and gpu_logits_exact --a gpu --b cpu (the full suite);
 #   4. runs the exactness suite with the A/B switch ARBOR_GPU_HEAD_SPLIT=0 (--quick) and with
 #      the profiling probe ARBOR_GPU_PROBE_REPEAT=1 (the full suite: its repeated router select
-#      needs the MoE models);
+#      needs the MoE models; it repeats the attention chunk stages too);
 #   5. benches decode@229, read50@229 and prefill256@229 on the qwen3-4b, qwen3moe-30b-a3b and
 #      flashnext 30b-a3b shapes (zero-data synth), the q4b appends also with ARBOR_GPU_TILES=0,
 #      and one profiled decode pass per shape plus a MoE read50 pass, printing the phase rows,
@@ -98,13 +98,15 @@ for m in q4b moe fn; do
     echo "-- $m decode@229 phases"; grep -h '^phase' "$OUTDIR/$m-profile.txt"
     echo "-- $m decode@229 item clocks"; grep -h '^item' "$OUTDIR/$m-profile.txt"
 done
-# The probe: the RMSNorm and router select stages run twice, cold then warm ("... again").
+# The probe: the RMSNorm, router select and attention chunk stages run twice, cold then warm
+# ("... again"); the phase rows sum both attention runs (the plain profile above: the cold one).
 for m in moe q4b; do
     ARBOR_GPU_PROBE_REPEAT=1 timeout 30 "$CLI" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows decode@229 --reps 1 \
         --profile "/tmp/$m-probe.trace.json" >"$OUTDIR/$m-probe-profile.txt" 2>&1
     echo "-- $m decode@229, probe repeat: stages and item clocks"
-    awk -f scripts/profile-sum.awk "$OUTDIR/$m-probe-profile.txt" | sort -rn | grep -E "rms_norm|top-k|waits"
-    grep -h '^item' "$OUTDIR/$m-probe-profile.txt" | grep -E "rms_norm|router_select"
+    awk -f scripts/profile-sum.awk "$OUTDIR/$m-probe-profile.txt" | sort -rn | grep -E "rms_norm|top-k|chunk|waits"
+    grep -h '^item' "$OUTDIR/$m-probe-profile.txt" | grep -E "rms_norm|router_select|attn_chunk"
+    grep -h '^phase' "$OUTDIR/$m-probe-profile.txt" | grep attn
 done
 timeout 30 "$CLI" bench -m /tmp/arbor-shapes/moe.gguf --backend gpu --rows read50@229 --reps 1 \
     --profile /tmp/moe-read.trace.json >"$OUTDIR/moe-read-profile.txt" 2>&1

@@ -12,7 +12,10 @@
 # ARBOR_DEEP_PROFILE="main op" then profiles each named build's decode@16384 (from the first
 # shape's saved context) and decode@229, one pass each (about 10 s a build), into
 # $OUT/prof-NAME-d16k.txt and prof-NAME-d229.txt, and prints each profile's stages summed over
-# the layers (scripts/profile-sum.awk), the largest first, and the attention items' phases.
+# the layers (scripts/profile-sum.awk), the largest first, and the attention items' phases. A
+# profile entry NAME:VAR=VALUE profiles build NAME with that variable set, e.g.
+# main:ARBOR_GPU_PROBE_REPEAT=1 (the attention chunk stages cold, then warm; files named with
+# the entry's odd characters as '_').
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -44,7 +47,10 @@ for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
     done
 done | tee "$OUTDIR/deep-rows.txt"
 m=${ARBOR_DEEP_SHAPES:-moer q4b}; m=${m%% *}
-for b in ${ARBOR_DEEP_PROFILE:-}; do
+for v in ${ARBOR_DEEP_PROFILE:-}; do
+    b=${v%%:*} e=X_ARBOR_UNSET=1
+    [ "$b" != "$v" ] && e=${v#*:}
+    tag=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_-' '_')  # main:ARBOR_GPU_PROBE_REPEAT=1 -> main_ARBOR_GPU_PROBE_REPEAT_1
     cli=/tmp/bv-$b/engine/arbor-cli
     [ "$b" = main ] && cli=$base
     [ -x "$cli" ] || { echo "profile $b: no build"; continue; }
@@ -55,10 +61,10 @@ for b in ${ARBOR_DEEP_PROFILE:-}; do
             args="--rows decode@229"
         fi
         # (output names without '@': they come back through $OUT)
-        timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu $args --reps 1 --warmup 1 \
-            --profile /tmp/prof-$b-$r.json >"$OUTDIR/prof-$b-$r.txt" 2>&1 || echo "profile $b $r: failed"
-        echo "profile $m $b $r (us summed over the layers):"
-        awk -f "$(dirname "$0")/profile-sum.awk" "$OUTDIR/prof-$b-$r.txt" | sort -rn | head -12
-        grep '^phase attn chunk' "$OUTDIR/prof-$b-$r.txt"  # the chunk items' phases
+        env "$e" timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu $args --reps 1 --warmup 1 \
+            --profile /tmp/prof-$tag-$r.json >"$OUTDIR/prof-$tag-$r.txt" 2>&1 || echo "profile $v $r: failed"
+        echo "profile $m $v $r (us summed over the layers):"
+        awk -f "$(dirname "$0")/profile-sum.awk" "$OUTDIR/prof-$tag-$r.txt" | sort -rn | head -14
+        grep '^phase attn chunk' "$OUTDIR/prof-$tag-$r.txt"  # the chunk items' phases
     done
 done
