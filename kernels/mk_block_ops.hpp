@@ -774,21 +774,32 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
 // read consecutive elements of one row, so the stride needs no padding. Not inlined:
 // attn_chunk_cells keeps its allocation.
 __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, const float* qs, int gh, float* sc,
-                                             uint8_t* stage, float scale, PhaseClock& pc) {
+                                             uint8_t* stage, float scale, PhaseClock& pc
+#if ARBOR_MK_STAGE_TWICE
+                                             , const uint8_t* v0, int hdv
+#endif
+) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
     ARBOR_MK_SMEM(stage);
 #if ARBOR_MK_STAGE_TWICE
-    // Measurement build: the same copy once more first, its time in the q phase's clock.
-    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0);
-    block_stage_wait();
-    __syncthreads();
-    pc.mark(kPhAttnQ);
-#endif
+    // Measurement build (mk_model.hpp): the copy's instructions run twice, the first run in the q
+    // phase's clock: 1, K both times; 2, first as many bytes of the chunk's V (eb = 2 here), then K.
+#pragma unroll 1
+    for (int r = 0; r < 2; ++r) {
+        const bool v = ARBOR_MK_STAGE_TWICE == 2 && r == 0;
+        block_stage_async(stage, v ? v0 : k0, static_cast<long long>(n) * (v && hdv < hdk ? hdv : hdk) * 2,
+                          ARBOR_MK_BULK_STAGE != 0);
+        block_stage_wait();
+        __syncthreads();
+        pc.mark(r == 0 ? kPhAttnQ : kPhAttnKStage);
+    }
+#else
     block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0);
     block_stage_wait();
     __syncthreads();
     pc.mark(kPhAttnKStage);
+#endif
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
 #if ARBOR_MK_SCORE_QREG
     if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
@@ -907,7 +918,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
         raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
+#if ARBOR_MK_STAGE_TWICE
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv);
+#else
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc);
+#endif
     else
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {

@@ -541,18 +541,23 @@ constexpr long long kMkDownSplitTokens = 8;
 #if ARBOR_MK_BULK_STAGE != 0 && ARBOR_MK_BULK_STAGE != 1
 #error "ARBOR_MK_BULK_STAGE is 0 or 1"
 #endif
-// ARBOR_MK_STAGE_TWICE=1 (a measurement build, never a default): a raw-staged decode item copies
-// its K chunk twice, the first copy's time in the q phase's clock, so the profile's K stage is
-// the same copy with its code and data just used. Inside the megakernel a decode item's 58 KiB K
-// stage takes 4.0 us (`moer` at 229 cells); outside it (arbor-gpu-stage-probe, 32 workgroups
-// copying) 1.3 us from memory and 0.8 from the L2. A second copy near 0.8 us puts the rest on
-// what the first copy finds cold (the code above all: the entry is 380k instructions, and each
-// level runs other code); one still near 4 us puts it on the megakernel's surroundings.
+// ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
+// K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
+// stage is a copy whose code was just used: 1, K both times (its data just used too); 2, first
+// as many bytes of the chunk's V, then K (its data as cold as ever). Inside the megakernel a
+// decode item's 58 KiB K stage takes 4.0 us (`moer` at 229 cells); outside it
+// (arbor-gpu-stage-probe, 32 workgroups copying) 1.3 us from memory and 0.8 from the L2. K near
+// 0.8 us with 1 and near 1.3 with 2 puts the rest on the copy's cold code (the entry is 380k
+// instructions, and each level runs other code); near 4 us with both, on the megakernel's
+// surroundings; 1 fast and 2 slow, on the data.
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
 #if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
+#endif
+#if ARBOR_MK_STAGE_TWICE != 0 && ARBOR_MK_STAGE_TWICE != 1 && ARBOR_MK_STAGE_TWICE != 2
+#error "ARBOR_MK_STAGE_TWICE is 0, 1 or 2"
 #endif
 #if ARBOR_MK_BULK_STAGE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define ARBOR_MK_BULK_ON 1
