@@ -35,11 +35,14 @@ t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 bdir() { echo /tmp/bb-$(basename "$1"); }  # a baseline's build folder
 for b in $BASES; do [ -d "$b" ] || { echo "error: no baseline source at $b"; exit 2; }; done
-cmake_build() {  # source build target
+cmake_build() {  # source build target...
     mkdir -p "$2" &&
     cmake -S "$1" -B "$2" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
-        -DCMAKE_BUILD_TYPE=Release >"$2/configure.log" 2>&1 && nice ninja -C "$2" "$3" >"$2/build.log" 2>&1
+        -DCMAKE_BUILD_TYPE=Release >"$2/configure.log" 2>&1 && nice ninja -C "$2" "${@:3}" >"$2/build.log" 2>&1
 }
+# ARBOR_AB_TARGETS: more targets this tree and each variant build (build part), e.g.
+# arbor-gpu-attn-probe, whose attention item code takes a variant's flags as the megakernel does.
+TARGETS=${ARBOR_AB_TARGETS:-}
 # The zero-data synthetic shapes the timings run (scripts/device-shapes.sh).
 . "$(dirname "$0")/device-shapes.sh"
 VARIANTS=${ARBOR_AB_VARIANTS:-}
@@ -68,13 +71,14 @@ if [ "$PART" = build ]; then
         ( mkdir -p /tmp/bv-$name &&
           cmake -S . -B /tmp/bv-$name -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
               -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_FLAGS=$flags" >/tmp/bv-$name/configure.log 2>&1 &&
-          nice ninja -C /tmp/bv-$name arbor-cli $(vexact "$name" && echo "$vtests") >/tmp/bv-$name/build.log 2>&1 ) &
+          nice ninja -C /tmp/bv-$name arbor-cli $TARGETS $(vexact "$name" && echo "$vtests") >/tmp/bv-$name/build.log 2>&1 ) &
         pids+=($!) trees+=("variant $name ($flags)")
     done < <(variants)
     rc=0
     if [ "${ARBOR_AB_EXACT:-1}" = 1 ]; then
         ARBOR_CHECK_PART=build bash scripts/device-check.sh || rc=$?
-    elif cmake_build . /tmp/b arbor-cli; then
+        if [ -n "$TARGETS" ]; then nice ninja -C /tmp/b $TARGETS >/tmp/b/build-targets.log 2>&1 || { echo "error: $TARGETS in /tmp/b"; rc=2; }; fi
+    elif cmake_build . /tmp/b arbor-cli $TARGETS; then
         make_shapes /tmp/b/engine/arbor-cli
         echo "built: $(el) s"
     else

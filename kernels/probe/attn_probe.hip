@@ -1,0 +1,317 @@
+// arbor-gpu-attn-probe: a decode step's attention chunk level, the megakernel's own code, run as a
+// kernel of its own.
+//
+// Inside the megakernel a decode step's attention level takes 24.9 us a layer on `moer` at 229
+// cells (32 items of one q head, each phase of the item 3-4 us whatever its work) and 47 us at
+// 16384 (one item of 8 rows a workgroup), where the same K copy alone takes a third to a half of
+// the item's K stage (arbor-gpu-stage-probe; docs/GPU.md, gpu-next26). This probe runs
+// mk_attn_chunk_block, the function the megakernel calls for each item, on a decode step of the
+// same shape, in a grid of the megakernel's shape (two workgroups of 256 an SM, the same launch
+// bound, the same 80 KiB arena; the workgroups past the items idle), and prints the level's time
+// (first workgroup's start to last one's end, by the global timer) and the phase clocks' mean a
+// mark, the rows `bench --profile` prints for the megakernel. Three launches a repetition, on
+// KV pages of `--layers` layers:
+//   cold   after a flush of the L2 (a buffer four times its size written): the item's code and
+//          data come from memory, as in a decode step whose weights went through the L2 since
+//          the layer's attention last ran;
+//   code   then another layer's KV: its data as cold, its code just used;
+//   warm   then that layer again: code and data just used.
+// The level's item count and heads an item take follow gpu_backend.hip (attn_head_parts), and the
+// one-chunk level writes the attention row and its Q8A blocks (direct), the deeper one the chunk
+// rows the combine level reads (not run here). Build flags pass through (-DARBOR_MK_STAGE_TWICE=1
+// etc. act here as in the megakernel). ptxas gives the item's functions about the megakernel's
+// allocation (the same launch bound; sm_90 -O3: attn_chunk_cells<DenseCells> 100/344 bytes of
+// spill stores/loads here, 136/376 there; attn_scores_raw 32/48 and 32/36). It computes nothing
+// that anything uses: a measurement, not a lever.
+#include "arbor_hip.hpp"
+#include "mk_block_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace arbor::gpu;
+
+#ifndef ARBOR_MK_MIN_BLOCKS
+#define ARBOR_MK_MIN_BLOCKS 2  // as megakernel.hip's NVIDIA default
+#endif
+
+struct Times {
+    unsigned long long* t;  // [grid][2] start and end of each workgroup that ran an item
+    unsigned* ran;          // [grid] 1 where it did
+};
+
+__global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
+    attn_level(const MkPass* P, MkModelStage s, long long items, Times tm) {
+#if ARBOR_MK_SMEM_FLOATS > 10176
+    extern __shared__ __align__(16) float smem[];
+#else
+    __shared__ __align__(16) float smem[kMkSmemFloats];
+#endif
+#if ARBOR_MK_BULK_ON
+    mk_bulk_init();
+#endif
+    mk_phase_flag_load();
+    __syncthreads();
+    const long long b = blockIdx.x;
+    if (b >= items) return;
+    const unsigned long long t0 = arbor_wall_ns();
+    for (long long item = b; item < items; item += gridDim.x) {
+        mk_attn_chunk_block(*P, s, item, smem);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        tm.t[2 * b] = t0;
+        tm.t[2 * b + 1] = arbor_wall_ns();
+        tm.ran[b] = 1;
+    }
+}
+
+__global__ void flush_l2(uint4* p, long long words, unsigned salt) {
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words;
+         i += static_cast<long long>(gridDim.x) * blockDim.x)
+        p[i] = make_uint4(salt, static_cast<unsigned>(i), salt ^ 0x5bd1e995u, 0u);
+}
+
+__device__ inline unsigned mix(unsigned long long x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return static_cast<unsigned>(x);
+}
+// IEEE halves of magnitude [0.5, 1), either sign.
+__global__ void fill_halves(uint16_t* p, long long n, unsigned long long seed) {
+    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const unsigned h = mix(seed + static_cast<unsigned long long>(i));
+        p[i] = static_cast<uint16_t>(((h >> 16) & 0x8000u) | (14u << 10) | (h & 0x3ffu));
+    }
+}
+
+bool ok(hipError_t e, const char* what) {
+    if (e == hipSuccess) return true;
+    std::fprintf(stderr, "arbor-gpu-attn-probe: %s: %s\n", what, hipGetErrorString(e));
+    return false;
+}
+
+struct Mode {
+    const char* name;
+    std::vector<double> us;                     // the level, a launch
+    std::vector<double> item_us;                // mean workgroup time, a launch
+    unsigned long long ns[kMkPhases] = {};      // phase clocks, summed over the phase launches
+    unsigned long long marks[kMkPhases] = {};
+};
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+bool phases_reset(void* ns, void* marks) {
+    return ok(hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases), "phase reset") &&
+           ok(hipMemset(marks, 0, sizeof(unsigned long long) * kMkPhases), "phase reset");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    long long n_kv = 4, group = 8, hd = 128, layers = 48, reps = 20;
+    std::vector<long long> cells_list = {229, 16384};
+    for (int i = 1; i < argc; ++i) {
+        const std::string o = argv[i];
+        const bool has = i + 1 < argc;
+        if (o == "--cells" && has) {
+            cells_list.clear();
+            for (const char* c = argv[++i]; *c;) {
+                char* end = nullptr;
+                const long long v = std::strtoll(c, &end, 10);
+                if (end == c || v < 1 || v > 1 << 20) {
+                    std::fprintf(stderr, "arbor-gpu-attn-probe: --cells takes a comma list of 1 to 1048576\n");
+                    return 2;
+                }
+                cells_list.push_back(v);
+                c = *end == ',' ? end + 1 : end;
+            }
+        } else if ((o == "--kv" || o == "--group" || o == "--hd" || o == "--layers" || o == "--reps") && has) {
+            const long long v = std::atoll(argv[++i]);
+            if (v < 1 || v > 4096) {
+                std::fprintf(stderr, "arbor-gpu-attn-probe: %s takes 1 to 4096\n", o.c_str());
+                return 2;
+            }
+            (o == "--kv" ? n_kv : o == "--group" ? group : o == "--hd" ? hd : o == "--layers" ? layers : reps) = v;
+        } else {
+            std::fprintf(stderr,
+                         "usage: arbor-gpu-attn-probe [--kv H] [--group G] [--hd D] [--cells N,N] [--layers L] [--reps R]\n"
+                         "  (defaults: qwen3moe-30b-a3b's attention, --kv 4 --group 8 --hd 128 --layers 48;\n"
+                         "   qwen3-4b's is --kv 8 --group 4 --hd 128 --layers 36)\n");
+            return 2;
+        }
+    }
+    if (layers < 2) {
+        std::fprintf(stderr, "arbor-gpu-attn-probe: --layers must be at least 2 (the code mode reads another layer)\n");
+        return 2;
+    }
+    if (hd % 32 != 0 || hd > 256 || group * (hd + 256) + 2 * kMkAttnRows + 16 * hd > kMkSmemFloats) {
+        std::fprintf(stderr, "arbor-gpu-attn-probe: head dim %lld with a group of %lld does not fit this build's arena\n", hd, group);
+        return 2;
+    }
+    hipDeviceProp_t prop{};
+    if (!ok(hipGetDeviceProperties(&prop, 0), "device properties")) return 1;
+    const int sms = prop.multiProcessorCount, grid = 2 * sms;
+    const long long max_cells = *std::max_element(cells_list.begin(), cells_list.end());
+    const long long max_pages = (max_cells + mkm::kChunk - 1) / mkm::kChunk + 1;  // the decoded token's cell too
+    const unsigned long long layer_bytes = static_cast<unsigned long long>(n_kv) * mkm::kChunk * (2 * hd) * 2;
+    const unsigned long long page_bytes = layer_bytes * static_cast<unsigned long long>(layers);
+    const long long flush_bytes = 4ll * prop.l2CacheSize + (64ll << 20);
+    std::printf("%s, %d SMs, L2 %d MiB; grid %d x %d, arena %d floats; KV heads %lld, group %lld, head dim %lld, "
+                "f16 KV of %lld layers (%.1f MiB a page), %lld repetitions\n",
+                prop.name, sms, prop.l2CacheSize >> 20, grid, kMkBlockThreads, kMkSmemFloats, n_kv, group, hd, layers,
+                page_bytes / 1048576.0, reps);
+
+    uint8_t* kv = nullptr;
+    uint8_t** pages = nullptr;
+    int *pos = nullptr, *seq = nullptr;
+    float *q = nullptr, *att = nullptr, *part = nullptr;
+    arbor::quant::BlockQ8A* attq = nullptr;
+    uint4* flush = nullptr;
+    MkPass* pass = nullptr;
+    unsigned long long* t = nullptr;
+    unsigned* ran = nullptr;
+    const long long n_head = n_kv * group;
+    if (!ok(hipMalloc(&kv, page_bytes * max_pages), "KV pages") || !ok(hipMalloc(&pages, max_pages * sizeof(uint8_t*)), "page table") ||
+        !ok(hipMalloc(&pos, sizeof(int)), "pos") || !ok(hipMalloc(&seq, sizeof(int)), "seq") ||
+        !ok(hipMalloc(&q, n_head * hd * sizeof(float)), "q") || !ok(hipMalloc(&att, n_head * hd * sizeof(float)), "att") ||
+        !ok(hipMalloc(&attq, (n_head * hd / 32) * sizeof(arbor::quant::BlockQ8A)), "attq") ||
+        !ok(hipMalloc(&part, n_kv * max_pages * group * (hd + 2) * sizeof(float)), "chunk rows") ||
+        !ok(hipMalloc(&flush, flush_bytes), "flush buffer") || !ok(hipMalloc(&pass, sizeof(MkPass)), "pass") ||
+        !ok(hipMalloc(&t, 2 * grid * sizeof(unsigned long long)), "times") || !ok(hipMalloc(&ran, grid * sizeof(unsigned)), "ran"))
+        return 1;
+    fill_halves<<<4 * sms, 256>>>(reinterpret_cast<uint16_t*>(kv), static_cast<long long>(page_bytes * max_pages / 2), 12345);
+    {
+        std::vector<uint8_t*> hp(static_cast<size_t>(max_pages));
+        for (long long p = 0; p < max_pages; ++p) hp[size_t(p)] = kv + p * page_bytes;
+        std::vector<float> hq(static_cast<size_t>(n_head * hd));
+        unsigned x = 2463534242u;
+        for (float& v : hq) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            v = (static_cast<float>(x % 2001u) - 1000.0f) / 8000.0f;
+        }
+        const int seq0 = 0;
+        if (!ok(hipMemcpy(pages, hp.data(), hp.size() * sizeof(uint8_t*), hipMemcpyHostToDevice), "page table") ||
+            !ok(hipMemcpy(q, hq.data(), hq.size() * sizeof(float), hipMemcpyHostToDevice), "q") ||
+            !ok(hipMemcpy(seq, &seq0, sizeof seq0, hipMemcpyHostToDevice), "seq") || !ok(hipDeviceSynchronize(), "fill"))
+            return 1;
+    }
+    if (kMkSmemDynamic &&
+        !ok(hipFuncSetAttribute(reinterpret_cast<const void*>(attn_level), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kMkSmemFloats * sizeof(float))),
+            "dynamic shared memory"))
+        return 1;
+    const size_t dyn = kMkSmemDynamic ? kMkSmemFloats * sizeof(float) : 0;
+    void *ph_ns = nullptr, *ph_marks = nullptr, *ph_on = nullptr;
+    if (!ok(hipGetSymbolAddress(&ph_ns, HIP_SYMBOL(mk_phase_ns)), "phase symbols") ||
+        !ok(hipGetSymbolAddress(&ph_marks, HIP_SYMBOL(mk_phase_marks)), "phase symbols") ||
+        !ok(hipGetSymbolAddress(&ph_on, HIP_SYMBOL(mk_phase_on)), "phase symbols"))
+        return 1;
+
+    unsigned salt = 1;
+    for (const long long cells : cells_list) {
+        // A decode step at position `cells` (the context's cells 0 .. cells - 1 and the new token's).
+        const int p0 = static_cast<int>(cells);
+        const long long MC = cells / mkm::kChunk + 1;
+        MkPass hpass{};
+        hpass.d.n_head = n_head;
+        hpass.d.n_head_kv = n_kv;
+        hpass.d.hd_k = hpass.d.hd_v = hd;
+        hpass.d.attn_scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        hpass.d.kv_elem_bytes = 2;
+        hpass.d.kv_layer_bytes = layer_bytes;
+        hpass.n_tokens = 1;
+        hpass.n_out = 1;
+        hpass.max_chunks = MC;
+        hpass.pos = pos;
+        hpass.seq = seq;
+        hpass.pages = pages;
+        hpass.pages_stride = max_pages;
+        hpass.q = q;
+        hpass.att = att;
+        hpass.attq = attq;
+        hpass.attn_part = part;
+        MkModelStage s{};
+        s.pass = pass;
+        s.buf = kBufAtt;
+        s.direct = MC == 1 ? 1 : 0;
+        s.quantize_out = MC == 1 ? 1 : 0;
+        s.attn_tokens = 1;
+        s.head_parts = attn_head_parts(n_kv * MC, group, hd, grid);
+        const long long items = n_kv * MC * s.head_parts;
+        if (!ok(hipMemcpy(pass, &hpass, sizeof hpass, hipMemcpyHostToDevice), "pass") ||
+            !ok(hipMemcpy(pos, &p0, sizeof p0, hipMemcpyHostToDevice), "pos"))
+            return 1;
+        Mode modes[3] = {{"cold"}, {"code"}, {"warm"}};
+        for (int phases = 0; phases < 2; ++phases) {
+            const unsigned on = static_cast<unsigned>(phases);
+            if (!ok(hipMemcpy(ph_on, &on, sizeof on, hipMemcpyHostToDevice), "phase flag")) return 1;
+            for (long long r = 0; r < reps; ++r) {
+                const int la = static_cast<int>((2 * r) % layers), lb = static_cast<int>((2 * r + 1) % layers);
+                flush_l2<<<4 * sms, 256>>>(flush, flush_bytes / 16, salt++);
+                for (int m = 0; m < 3; ++m) {
+                    s.layer = m == 0 ? la : lb;
+                    if (!ok(hipMemset(ran, 0, grid * sizeof(unsigned)), "reset") || (phases && !phases_reset(ph_ns, ph_marks)))
+                        return 1;
+                    attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran});
+                    if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), modes[m].name)) return 1;
+                    std::vector<unsigned long long> ht(size_t(2 * grid));
+                    std::vector<unsigned> hr(static_cast<size_t>(grid));
+                    if (!ok(hipMemcpy(ht.data(), t, ht.size() * sizeof(unsigned long long), hipMemcpyDeviceToHost), "times") ||
+                        !ok(hipMemcpy(hr.data(), ran, hr.size() * sizeof(unsigned), hipMemcpyDeviceToHost), "ran"))
+                        return 1;
+                    if (phases) {
+                        unsigned long long ns[kMkPhases], mk[kMkPhases];
+                        if (!ok(hipMemcpy(ns, ph_ns, sizeof ns, hipMemcpyDeviceToHost), "phases") ||
+                            !ok(hipMemcpy(mk, ph_marks, sizeof mk, hipMemcpyDeviceToHost), "phases"))
+                            return 1;
+                        for (int p = 0; p < kMkPhases; ++p) modes[m].ns[p] += ns[p], modes[m].marks[p] += mk[p];
+                        continue;  // the level times without the clocks' barriers only
+                    }
+                    unsigned long long lo = ~0ull, hi = 0;
+                    double sum = 0;
+                    int n = 0;
+                    for (int b = 0; b < grid; ++b) {
+                        if (!hr[size_t(b)]) continue;
+                        lo = std::min(lo, ht[size_t(2 * b)]);
+                        hi = std::max(hi, ht[size_t(2 * b + 1)]);
+                        sum += double(ht[size_t(2 * b + 1)] - ht[size_t(2 * b)]);
+                        ++n;
+                    }
+                    modes[m].us.push_back(n ? (hi - lo) / 1e3 : 0);
+                    modes[m].item_us.push_back(n ? sum / n / 1e3 : 0);
+                }
+            }
+        }
+        std::printf("\ndecode at %lld cells: %lld chunk%s, %lld items of %lld q head%s (head_parts %d), %s\n", cells, MC,
+                    MC == 1 ? "" : "s", items, group / s.head_parts, group / s.head_parts == 1 ? "" : "s", s.head_parts,
+                    MC == 1 ? "direct (the attention row and its Q8A blocks)" : "chunk rows for the combine");
+        std::printf("%-5s %10s %10s %10s %12s", "mode", "level_med", "level_min", "level_max", "workgroup");
+        for (int p = kPhAttnQ; p <= kPhAttnWrite; ++p) std::printf(" %10.10s", kMkPhaseNames[p] + 12);
+        std::printf("   (us; phases: the mean a mark, clocked launches)\n");
+        for (Mode& m : modes) {
+            const double lmin = *std::min_element(m.us.begin(), m.us.end()), lmax = *std::max_element(m.us.begin(), m.us.end());
+            std::printf("%-5s %10.2f %10.2f %10.2f %12.2f", m.name, median(m.us), lmin, lmax, median(m.item_us));
+            for (int p = kPhAttnQ; p <= kPhAttnWrite; ++p)
+                std::printf(" %10.3f", m.marks[p] ? m.ns[p] / 1e3 / double(m.marks[p]) : 0.0);
+            std::printf("\n");
+        }
+    }
+    return 0;
+}
