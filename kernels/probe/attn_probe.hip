@@ -8,8 +8,10 @@
 // mk_attn_chunk_block, the function the megakernel calls for each item, on a decode step of the
 // same shape, in a grid of the megakernel's shape (two workgroups of 256 an SM, the same launch
 // bound, the same 80 KiB arena; the workgroups past the items idle), and prints the level's time
-// (first workgroup's start to last one's end, by the global timer) and the phase clocks' mean a
-// mark, the rows `bench --profile` prints for the megakernel. Three launches a repetition, on
+// (first workgroup's start to last one's end, by the global timer) with the phase clocks off and
+// on, and the phase clocks' mean a mark, the rows `bench --profile` prints for the megakernel (a
+// mark is a workgroup barrier and a clock read: gpu-next3 put its floor at 1.5-1.8 us, so the
+// clocked and plain levels say what the clocks add to each phase). Three launches a repetition, on
 // KV pages of `--layers` layers:
 //   cold   after a flush of the L2 (a buffer four times its size written): the item's code and
 //          data come from memory, as in a decode step whose weights went through the L2 since
@@ -107,6 +109,7 @@ struct Mode {
     const char* name;
     std::vector<double> us;                     // the level, a launch
     std::vector<double> item_us;                // mean workgroup time, a launch
+    std::vector<double> clocked_us;             // the level with the phase clocks on, a launch
     unsigned long long ns[kMkPhases] = {};      // phase clocks, summed over the phase launches
     unsigned long long marks[kMkPhases] = {};
 };
@@ -276,14 +279,6 @@ int main(int argc, char** argv) {
                     if (!ok(hipMemcpy(ht.data(), t, ht.size() * sizeof(unsigned long long), hipMemcpyDeviceToHost), "times") ||
                         !ok(hipMemcpy(hr.data(), ran, hr.size() * sizeof(unsigned), hipMemcpyDeviceToHost), "ran"))
                         return 1;
-                    if (phases) {
-                        unsigned long long ns[kMkPhases], mk[kMkPhases];
-                        if (!ok(hipMemcpy(ns, ph_ns, sizeof ns, hipMemcpyDeviceToHost), "phases") ||
-                            !ok(hipMemcpy(mk, ph_marks, sizeof mk, hipMemcpyDeviceToHost), "phases"))
-                            return 1;
-                        for (int p = 0; p < kMkPhases; ++p) modes[m].ns[p] += ns[p], modes[m].marks[p] += mk[p];
-                        continue;  // the level times without the clocks' barriers only
-                    }
                     unsigned long long lo = ~0ull, hi = 0;
                     double sum = 0;
                     int n = 0;
@@ -294,6 +289,15 @@ int main(int argc, char** argv) {
                         sum += double(ht[size_t(2 * b + 1)] - ht[size_t(2 * b)]);
                         ++n;
                     }
+                    if (phases) {  // the phase rows, and what the clocks' barriers cost the level
+                        unsigned long long ns[kMkPhases], mk[kMkPhases];
+                        if (!ok(hipMemcpy(ns, ph_ns, sizeof ns, hipMemcpyDeviceToHost), "phases") ||
+                            !ok(hipMemcpy(mk, ph_marks, sizeof mk, hipMemcpyDeviceToHost), "phases"))
+                            return 1;
+                        for (int p = 0; p < kMkPhases; ++p) modes[m].ns[p] += ns[p], modes[m].marks[p] += mk[p];
+                        modes[m].clocked_us.push_back(n ? (hi - lo) / 1e3 : 0);
+                        continue;
+                    }
                     modes[m].us.push_back(n ? (hi - lo) / 1e3 : 0);
                     modes[m].item_us.push_back(n ? sum / n / 1e3 : 0);
                 }
@@ -302,12 +306,14 @@ int main(int argc, char** argv) {
         std::printf("\ndecode at %lld cells: %lld chunk%s, %lld items of %lld q head%s (head_parts %d), %s\n", cells, MC,
                     MC == 1 ? "" : "s", items, group / s.head_parts, group / s.head_parts == 1 ? "" : "s", s.head_parts,
                     MC == 1 ? "direct (the attention row and its Q8A blocks)" : "chunk rows for the combine");
-        std::printf("%-5s %10s %10s %10s %12s", "mode", "level_med", "level_min", "level_max", "workgroup");
+        std::printf("%-5s %10s %10s %10s %10s %10s", "mode", "level_med", "level_min", "level_max", "workgroup", "clocked");
         for (int p = kPhAttnQ; p <= kPhAttnWrite; ++p) std::printf(" %10.10s", kMkPhaseNames[p] + 12);
-        std::printf("   (us; phases: the mean a mark, clocked launches)\n");
+        std::printf("\n  (us: the level's median, min and max over the repetitions; a workgroup's mean time; the level with\n"
+                    "   the phase clocks on; the phases' mean a mark in those clocked launches)\n");
         for (Mode& m : modes) {
             const double lmin = *std::min_element(m.us.begin(), m.us.end()), lmax = *std::max_element(m.us.begin(), m.us.end());
-            std::printf("%-5s %10.2f %10.2f %10.2f %12.2f", m.name, median(m.us), lmin, lmax, median(m.item_us));
+            std::printf("%-5s %10.2f %10.2f %10.2f %10.2f %10.2f", m.name, median(m.us), lmin, lmax, median(m.item_us),
+                        median(m.clocked_us));
             for (int p = kPhAttnQ; p <= kPhAttnWrite; ++p)
                 std::printf(" %10.3f", m.marks[p] ? m.ns[p] / 1e3 / double(m.marks[p]) : 0.0);
             std::printf("\n");
