@@ -10,8 +10,8 @@
 // bound, the same 80 KiB arena; the workgroups past the items idle), and prints the level's time
 // (first workgroup's start to last one's end, by the global timer) with the phase clocks off and
 // on, and the phase clocks' mean a mark, the rows `bench --profile` prints for the megakernel (a
-// mark is a workgroup barrier and a clock read: gpu-next3 put its floor at 1.5-1.8 us, so the
-// clocked and plain levels say what the clocks add to each phase). Three launches a repetition, on
+// mark is a workgroup barrier and a clock read, up to about 0.8 us; the clocked and plain levels
+// say what the clocks add). Three launches a repetition, on
 // KV pages of `--layers` layers:
 //   cold   after a flush of the L2 (a buffer four times its size written): the item's code and
 //          data come from memory, as in a decode step whose weights went through the L2 since
