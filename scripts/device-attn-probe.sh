@@ -5,8 +5,10 @@
 #   run(command="ARBOR_PROBE_VARIANTS='tw=-DARBOR_MK_STAGE_TWICE=1' bash scripts/device-attn-probe.sh")
 # The variants NAME=FLAGS;NAME=FLAGS (CUDA flags, as device-ab.sh's ARBOR_AB_VARIANTS) build in
 # /tmp/pv-NAME at once, with this tree's plain build as "main" (/tmp/pv-main); ARBOR_PROBE_ARGS
-# passes more arguments to every run (e.g. --cells 229 --reps 40). Prints each run's table and
-# writes $OUT/attn-probe.txt.
+# passes more arguments to every run (e.g. --cells 229 --reps 40). The main build also runs the
+# moer shape with the KV pages in each memory of ARBOR_PROBE_MEMORY (default "device
+# managed-host"; the runs above take the engine's, managed). Prints each run's table and writes
+# $OUT/attn-probe.txt.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -36,5 +38,12 @@ for name in "${names[@]}"; do
         # shellcheck disable=SC2086
         timeout 120 "$p" $args ${ARBOR_PROBE_ARGS:-} 2>&1 || echo "$name $shape: the probe failed"
     done
+    if [ "$name" = main ]; then
+        for mem in ${ARBOR_PROBE_MEMORY-device managed-host}; do
+            echo "== $name moer, KV in $mem memory"
+            # shellcheck disable=SC2086
+            timeout 120 "$p" --kv-memory "$mem" ${ARBOR_PROBE_ARGS:-} 2>&1 || echo "$name moer $mem: the probe failed"
+        done
+    fi
 done | tee "$OUTDIR/attn-probe.txt"
 echo "done: $(( $(date +%s) - t0 )) s"

@@ -18,6 +18,10 @@
 //          the layer's attention last ran;
 //   code   then another layer's KV: its data as cold, its code just used;
 //   warm   then that layer again: code and data just used.
+// The KV pages are one allocation a page, as the engine's: in managed memory filled on the device
+// (the engine's pages are cleared by a device memset and written by the passes), or with
+// --kv-memory managed-host written by host copies (as a parked context is loaded), or device
+// (hipMalloc; GPU.md's lever 11).
 // The level's item count and heads an item take follow gpu_backend.hip (attn_head_parts), and the
 // one-chunk level writes the attention row and its Q8A blocks (direct), the deeper one the chunk
 // rows the combine level reads (not run here). Build flags pass through (-DARBOR_MK_STAGE_TWICE=1
@@ -130,10 +134,17 @@ bool phases_reset(void* ns, void* marks) {
 int main(int argc, char** argv) {
     long long n_kv = 4, group = 8, hd = 128, layers = 48, reps = 20;
     std::vector<long long> cells_list = {229, 16384};
+    std::string kv_memory = "managed";
     for (int i = 1; i < argc; ++i) {
         const std::string o = argv[i];
         const bool has = i + 1 < argc;
-        if (o == "--cells" && has) {
+        if (o == "--kv-memory" && has) {
+            kv_memory = argv[++i];
+            if (kv_memory != "managed" && kv_memory != "managed-host" && kv_memory != "device") {
+                std::fprintf(stderr, "arbor-gpu-attn-probe: --kv-memory is managed, managed-host or device\n");
+                return 2;
+            }
+        } else if (o == "--cells" && has) {
             cells_list.clear();
             for (const char* c = argv[++i]; *c;) {
                 char* end = nullptr;
@@ -155,6 +166,7 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: arbor-gpu-attn-probe [--kv H] [--group G] [--hd D] [--cells N,N] [--layers L] [--reps R]\n"
+                         "                            [--kv-memory managed|managed-host|device]\n"
                          "  (defaults: qwen3moe-30b-a3b's attention, --kv 4 --group 8 --hd 128 --layers 48;\n"
                          "   qwen3-4b's is --kv 8 --group 4 --hd 128 --layers 36)\n");
             return 2;
@@ -177,11 +189,11 @@ int main(int argc, char** argv) {
     const unsigned long long page_bytes = layer_bytes * static_cast<unsigned long long>(layers);
     const long long flush_bytes = 4ll * prop.l2CacheSize + (64ll << 20);
     std::printf("%s, %d SMs, L2 %d MiB; grid %d x %d, arena %d floats; KV heads %lld, group %lld, head dim %lld, "
-                "f16 KV of %lld layers (%.1f MiB a page), %lld repetitions\n",
+                "f16 KV of %lld layers (%.1f MiB a page, %s memory), %lld repetitions\n",
                 prop.name, sms, prop.l2CacheSize >> 20, grid, kMkBlockThreads, kMkSmemFloats, n_kv, group, hd, layers,
-                page_bytes / 1048576.0, reps);
+                page_bytes / 1048576.0, kv_memory.c_str(), reps);
 
-    uint8_t* kv = nullptr;
+    std::vector<uint8_t*> kv(static_cast<size_t>(max_pages), nullptr);  // a page an allocation, as the engine's
     uint8_t** pages = nullptr;
     int *pos = nullptr, *seq = nullptr;
     float *q = nullptr, *att = nullptr, *part = nullptr;
@@ -191,7 +203,12 @@ int main(int argc, char** argv) {
     unsigned long long* t = nullptr;
     unsigned* ran = nullptr;
     const long long n_head = n_kv * group;
-    if (!ok(hipMalloc(&kv, page_bytes * max_pages), "KV pages") || !ok(hipMalloc(&pages, max_pages * sizeof(uint8_t*)), "page table") ||
+    for (uint8_t*& page : kv)
+        if (!ok(kv_memory == "device" ? hipMalloc(reinterpret_cast<void**>(&page), page_bytes)
+                                      : hipMallocManaged(reinterpret_cast<void**>(&page), page_bytes, hipMemAttachGlobal),
+                "KV page"))
+            return 1;
+    if (!ok(hipMalloc(&pages, max_pages * sizeof(uint8_t*)), "page table") ||
         !ok(hipMalloc(&pos, sizeof(int)), "pos") || !ok(hipMalloc(&seq, sizeof(int)), "seq") ||
         !ok(hipMalloc(&q, n_head * hd * sizeof(float)), "q") || !ok(hipMalloc(&att, n_head * hd * sizeof(float)), "att") ||
         !ok(hipMalloc(&attq, (n_head * hd / 32) * sizeof(arbor::quant::BlockQ8A)), "attq") ||
@@ -199,10 +216,24 @@ int main(int argc, char** argv) {
         !ok(hipMalloc(&flush, flush_bytes), "flush buffer") || !ok(hipMalloc(&pass, sizeof(MkPass)), "pass") ||
         !ok(hipMalloc(&t, 2 * grid * sizeof(unsigned long long)), "times") || !ok(hipMalloc(&ran, grid * sizeof(unsigned)), "ran"))
         return 1;
-    fill_halves<<<4 * sms, 256>>>(reinterpret_cast<uint16_t*>(kv), static_cast<long long>(page_bytes * max_pages / 2), 12345);
+    if (kv_memory == "managed-host") {
+        // Written from the host by copies, as a parked context is loaded (ManagedPageMemory::copy).
+        std::vector<uint16_t> h(page_bytes / 2);
+        unsigned long long x = 88172645463325252ull;
+        for (uint8_t* page : kv) {
+            for (uint16_t& v : h) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                v = static_cast<uint16_t>(((x >> 16) & 0x8000u) | (14u << 10) | (x & 0x3ffu));
+            }
+            if (!ok(hipMemcpy(page, h.data(), page_bytes, hipMemcpyDefault), "KV page copy")) return 1;
+        }
+    } else {
+        for (long long p = 0; p < max_pages; ++p)
+            fill_halves<<<4 * sms, 256>>>(reinterpret_cast<uint16_t*>(kv[size_t(p)]), static_cast<long long>(page_bytes / 2),
+                                           12345ull + static_cast<unsigned long long>(p) * page_bytes);
+    }
     {
-        std::vector<uint8_t*> hp(static_cast<size_t>(max_pages));
-        for (long long p = 0; p < max_pages; ++p) hp[size_t(p)] = kv + p * page_bytes;
+        const std::vector<uint8_t*>& hp = kv;
         std::vector<float> hq(static_cast<size_t>(n_head * hd));
         unsigned x = 2463534242u;
         for (float& v : hq) {
