@@ -767,6 +767,83 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
     }
 }
 
+// l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
+// in order (one thread). ARBOR_MK_LSUM_V4: 16 cells a round as four 16-byte loads (e 16-byte
+// aligned), the next round's loads issued before this round's adds, so the loads' latency hides
+// under the chain of adds; the adds are the same, in the same order.
+__device__ inline float attn_chunk_l(const float* e, int n) {
+    ARBOR_MK_SMEM(e);
+    float l = 0.0f;
+    int j = 0;
+#if ARBOR_MK_LSUM_V4
+    if ((reinterpret_cast<unsigned long long>(e) & 15) == 0 && n >= 16) {
+        const float4* e4 = reinterpret_cast<const float4*>(e);
+        float4 a0 = e4[0], a1 = e4[1], a2 = e4[2], a3 = e4[3];
+        for (; j + 16 <= n; j += 16) {
+            const float4 c[4] = {a0, a1, a2, a3};
+            if (j + 32 <= n) {
+                const int w = (j + 16) / 4;
+                a0 = e4[w], a1 = e4[w + 1], a2 = e4[w + 2], a3 = e4[w + 3];
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                l = num::add_rn(l, c[k].x);
+                l = num::add_rn(l, c[k].y);
+                l = num::add_rn(l, c[k].z);
+                l = num::add_rn(l, c[k].w);
+            }
+        }
+    }
+#endif
+    for (; j + 8 <= n; j += 8) {
+        float e8[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
+    }
+    for (; j < n; ++j) l = num::add_rn(l, e[j]);
+    return l;
+}
+
+#if ARBOR_MK_SOFTMAX_SPREAD
+// Step 3 of attn_chunk_cells for gh heads fewer than the workgroup's warps (a decode item's one,
+// two or four): each head's cells go to kMkBlockWarps / gh warps, not one, for the max and the
+// exponentials; one thread per head then runs l (attn_chunk_l). The workgroup calls it whole.
+// Every thread's max starts from e[0], as every lane's does in the one-warp form, so a NaN at
+// cell 0 gives a NaN max and a NaN elsewhere none, as in a sequential loop. The two forms may
+// differ only in the sign of a zero maximum, and nothing computed from m sees that sign: each
+// e_j - m and m_c - M is then e_j or m_c itself, or a zero whose exponential is 1. ls[0 ..
+// kMkBlockWarps - 1] holds the warps' maxima until the heads' sums replace them.
+__device__ __noinline__ void attn_softmax_spread(float* sc, float* ms, float* ls, int n, int gh) {
+    ARBOR_MK_SMEM(sc);
+    ARBOR_MK_SMEM(ms);
+    ARBOR_MK_SMEM(ls);
+    static_assert(kMkAttnRows >= kMkBlockWarps, "ls holds a maximum a warp");
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    const int wph = kMkBlockWarps / gh, h = warp / wph, r = (warp % wph) * 32 + lane, stride = wph * 32;
+    float* e = sc + h * mkm::kChunk;
+    float m = e[0];
+    for (int j = r; j < n; j += stride)
+        if (e[j] > m) m = e[j];
+    for (int o = 16; o >= 1; o >>= 1) {
+        const float x = __shfl_xor(m, o);
+        if (x > m) m = x;
+    }
+    if (lane == 0) ls[warp] = m;
+    __syncthreads();
+    m = ls[h * wph];
+    for (int i = 1; i < wph; ++i)
+        if (const float x = ls[h * wph + i]; x > m) m = x;
+    for (int j = r; j < n; j += stride) e[j] = num::exp_f(num::sub_rn(e[j], m));
+    __syncthreads();  // every exponential is in place, and every warp has read the maxima
+    if (r == 0) {
+        ms[h] = m;
+        ls[h] = attn_chunk_l(e, n);
+    }
+}
+#endif
+
 #if ARBOR_MK_ASYNC_STAGE
 // Step 2 of attn_chunk_cells (below) for a dense chunk whose n f16 K rows (from k0) fit the
 // stage raw, tiles' rows past n included: the rows in one piece by cp.async, then the score tiles
@@ -944,6 +1021,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
     // 3. max, exponentials and l per head
+#if ARBOR_MK_SOFTMAX_SPREAD
+    if (gh < kMkBlockWarps && kMkBlockWarps % gh == 0) {
+        attn_softmax_spread(sc, ms, ls, n, gh);
+    } else
+#endif
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
         float m = e[0];
@@ -957,18 +1039,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();
         if (lane == 0) {
-            float l = 0.0f;  // the contract's sequential sum, cells in order
-            int j = 0;
-            for (; j + 8 <= n; j += 8) {
-                float e8[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
-            }
-            for (; j < n; ++j) l = num::add_rn(l, e[j]);
             ms[h] = m;
-            ls[h] = l;
+            ls[h] = attn_chunk_l(e, n);
         }
     }
 

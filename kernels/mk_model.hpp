@@ -541,6 +541,23 @@ constexpr long long kMkDownSplitTokens = 8;
 #if ARBOR_MK_BULK_STAGE != 0 && ARBOR_MK_BULK_STAGE != 1
 #error "ARBOR_MK_BULK_STAGE is 0 or 1"
 #endif
+// ARBOR_MK_LSUM_V4=1: an attention chunk's l (the sequential sum of its exponentials, one thread
+// a head) reads 16 cells a round as four 16-byte words, the next round's issued before this
+// round's adds (mkb attn_chunk_l); the same adds in the same order, so the bits do not change.
+// At 229 cells the one-head decode item's softmax phase is 3.4 us (`moer`, gpu-next25), of which
+// the 229 dependent adds are about 0.5 and their loads, eight at a time, up to as much again.
+#ifndef ARBOR_MK_LSUM_V4
+#define ARBOR_MK_LSUM_V4 0
+#endif
+// ARBOR_MK_SOFTMAX_SPREAD=1: an attention chunk item of fewer heads than warps (a decode item of
+// one to four) spreads each head's max and exponentials over all its warps, not one
+// (attn_softmax_spread); each exponential is the same, and the max differs at most in the sign
+// of a zero, which nothing computed from it sees. A one-head item's lanes now take 8 of 229
+// exponentials each, one after another (about 0.4 us); spread, one.
+#ifndef ARBOR_MK_SOFTMAX_SPREAD
+#define ARBOR_MK_SOFTMAX_SPREAD 0
+#endif
+
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
 // stage is a copy whose code was just used: 1, K both times (its data just used too); 2, first
