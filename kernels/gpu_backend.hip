@@ -644,7 +644,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     } else
 #endif
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, fold ? " chunks+finish" : " chunks", &s});
-                    if (probe_repeat && !fold) st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, " chunks again", &s});
+                    if (probe_repeat && !fold) {  // the stage just pushed (by tokens or not), again
+                        Step again = st.back();
+                        again.suffix = " chunks again";
+                        st.push_back(again);
+                    }
                     st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }
                 break;

@@ -74,9 +74,9 @@ __device__ unsigned long long mk_phase_cycles[kMkPhases];
 // Item clocks, on with the phase clocks: each work item's wall time by op, the first item a warp
 // (a workgroup, for workgroup ops) runs in a stage apart from its later ones. A first item pays
 // the stage's cold costs (fetching its code, loading the descriptors), a later one runs warm.
-// (For the single-item stages of a decode step, ARBOR_GPU_PROBE_REPEAT=1 repeats the RMSNorm and
-// router select stages, both idempotent, as stages of their own: the profile's stage rows then
-// show each cold, then warm.) The sums are spread over kMkItemCopies copies (by workgroup) so the
+// (ARBOR_GPU_PROBE_REPEAT=1 repeats the RMSNorm, router select and attention chunk stages, each
+// idempotent, as stages of their own: the profile's stage rows then show each cold, then warm;
+// the item clocks and phase rows, kept by op, sum both runs.) The sums are spread over kMkItemCopies copies (by workgroup) so the
 // atomics do not queue on one address; the host adds them up.
 constexpr int kMkItemOps = 64;
 constexpr int kMkItemCopies = 8;

@@ -18,6 +18,10 @@ pids=() names=()
 while read -r spec; do
     [ -n "$spec" ] || continue
     name=${spec%%=*} flags=${spec#*=}
+    if [ "$name" = "$spec" ] || [ -z "$name" ] || { [ "$name" = main ] && [ -n "$flags" ]; }; then
+        echo "error: '$spec' is not NAME=FLAGS (the name main is this tree's plain build)"
+        exit 2
+    fi
     ( mkdir -p /tmp/pv-$name &&
       cmake -S . -B /tmp/pv-$name -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
           -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_FLAGS=$flags" >/tmp/pv-$name/configure.log 2>&1 &&
@@ -25,7 +29,8 @@ while read -r spec; do
     pids+=($!) names+=("$name")
 done < <(tr ';' '\n' <<<"$specs")
 for i in "${!pids[@]}"; do
-    wait "${pids[$i]}" || { echo "error: the probe build of ${names[$i]} failed:"; grep -E "error" /tmp/pv-${names[$i]}/build.log | head -10; }
+    wait "${pids[$i]}" || { echo "error: the probe build of ${names[$i]} failed:";
+        tail -5 /tmp/pv-${names[$i]}/configure.log 2>/dev/null; grep -E "error" /tmp/pv-${names[$i]}/build.log 2>/dev/null | head -10; }
 done
 echo "built: $(( $(date +%s) - t0 )) s"
 for name in "${names[@]}"; do

@@ -13,9 +13,9 @@
 # shape's saved context) and decode@229, one pass each (about 10 s a build), into
 # $OUT/prof-NAME-d16k.txt and prof-NAME-d229.txt, and prints each profile's stages summed over
 # the layers (scripts/profile-sum.awk), the largest first, and the attention items' phases. A
-# profile entry NAME:VAR=VALUE profiles build NAME with that variable set, e.g.
-# main:ARBOR_GPU_PROBE_REPEAT=1 (the attention chunk stages cold, then warm; files named with
-# the entry's odd characters as '_').
+# profile entry NAME:VAR=VALUE profiles build NAME with that one variable set, e.g.
+# main:ARBOR_GPU_PROBE_REPEAT=1 (the attention chunk stages cold, then warm; its files are
+# named with the entry's odd characters as '_').
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
@@ -50,6 +50,7 @@ m=${ARBOR_DEEP_SHAPES:-moer q4b}; m=${m%% *}
 for v in ${ARBOR_DEEP_PROFILE:-}; do
     b=${v%%:*} e=X_ARBOR_UNSET=1
     [ "$b" != "$v" ] && e=${v#*:}
+    case "$e" in [A-Za-z_]*=*) ;; *) echo "profile $v: not NAME or NAME:VAR=VALUE"; continue ;; esac
     tag=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_-' '_')  # main:ARBOR_GPU_PROBE_REPEAT=1 -> main_ARBOR_GPU_PROBE_REPEAT_1
     cli=/tmp/bv-$b/engine/arbor-cli
     [ "$b" = main ] && cli=$base

@@ -6,16 +6,18 @@
 // 16384 (one item of 8 rows a workgroup), where the same K copy alone takes a third to a half of
 // the item's K stage (arbor-gpu-stage-probe; docs/GPU.md, gpu-next26). This probe runs
 // mk_attn_chunk_block, the function the megakernel calls for each item, on a decode step of the
-// same shape, in a grid of the megakernel's shape (two workgroups of 256 an SM, the same launch
-// bound, the same 80 KiB arena; the workgroups past the items idle), and prints the level's time
+// same shape, in a grid of the megakernel's shape (as many workgroups of 256 as fit, two an SM on
+// the H200; the same launch bound, the same 80 KiB arena; items dealt from the last workgroup
+// down, the workgroups without one polling a counter as at a grid barrier), and prints the level's time
 // (first workgroup's start to last one's end, by the global timer) with the phase clocks off and
 // on, and the phase clocks' mean a mark, the rows `bench --profile` prints for the megakernel (a
 // mark is a workgroup barrier and a clock read, up to about 0.8 us; the clocked and plain levels
 // say what the clocks add). Three launches a repetition, on
 // KV pages of `--layers` layers:
-//   cold   after a flush of the L2 (a buffer four times its size written): the item's code and
-//          data come from memory, as in a decode step whose weights went through the L2 since
-//          the layer's attention last ran;
+//   cold   after a flush of the L2 (a buffer four times its size read): the item's data, its
+//          descriptors and its code's L2 lines come from memory, as in a decode step whose
+//          weights went through the L2 since the layer's attention last ran (the SMs' own
+//          instruction caches are not flushed: they may still hold the last launch's code);
 //   code   then another layer's KV: its data as cold, its code just used;
 //   warm   then that layer again: code and data just used.
 // The KV pages are one allocation a page, as the engine's: in managed memory filled on the device
@@ -52,8 +54,13 @@ using namespace arbor::gpu;
 struct Times {
     unsigned long long* t;  // [grid][2] start and end of each workgroup that ran an item
     unsigned* ran;          // [grid] 1 where it did
+    unsigned* done;         // workgroups that ran items and are done (zero before each launch)
 };
 
+// Workgroup b takes items grid - 1 - b, then every grid-th one (the megakernel deals workgroup
+// items from its last workgroup down). The workgroups without an item stay, thread 0 polling
+// `done` with a 100 ns sleep between polls as the megakernel's barrier waits do, until every
+// item is done.
 __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     attn_level(const MkPass* P, MkModelStage s, long long items, Times tm) {
 #if ARBOR_MK_SMEM_FLOATS > 10176
@@ -66,10 +73,17 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 #endif
     mk_phase_flag_load();
     __syncthreads();
-    const long long b = blockIdx.x;
-    if (b >= items) return;
+    const long long b = blockIdx.x, first = gridDim.x - 1 - b;
+    const unsigned busy = static_cast<unsigned>(items < gridDim.x ? items : gridDim.x);
+    if (first >= items) {
+        if (threadIdx.x == 0) {  // (bounded: 1 s, should a workgroup with items not be resident)
+            const unsigned long long w0 = arbor_wall_ns();
+            while (*reinterpret_cast<volatile unsigned*>(tm.done) < busy && arbor_wall_ns() - w0 < 1000000000ull) arbor_pause();
+        }
+        return;
+    }
     const unsigned long long t0 = arbor_wall_ns();
-    for (long long item = b; item < items; item += gridDim.x) {
+    for (long long item = first; item < items; item += gridDim.x) {
         mk_attn_chunk_block(*P, s, item, smem);
         __syncthreads();
     }
@@ -77,13 +91,21 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
         tm.t[2 * b] = t0;
         tm.t[2 * b + 1] = arbor_wall_ns();
         tm.ran[b] = 1;
+        __threadfence();
+        atomicAdd(tm.done, 1u);
     }
 }
 
-__global__ void flush_l2(uint4* p, long long words, unsigned salt) {
+// Reads `words` 16-byte words (four times the L2 and more): the L2 then holds none of what the
+// probe reads, and no dirty lines to write back (a read sweep, not a write one).
+__global__ void flush_l2(const uint4* p, long long words, unsigned* sink) {
+    unsigned acc = 0;
     for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words;
-         i += static_cast<long long>(gridDim.x) * blockDim.x)
-        p[i] = make_uint4(salt, static_cast<unsigned>(i), salt ^ 0x5bd1e995u, 0u);
+         i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        const uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) *sink = acc;  // (almost never: keeps the reads)
 }
 
 __device__ inline unsigned mix(unsigned long long x) {
@@ -176,13 +198,34 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "arbor-gpu-attn-probe: --layers must be at least 2 (the code mode reads another layer)\n");
         return 2;
     }
-    if (hd % 32 != 0 || hd > 256 || group * (hd + 256) + 2 * kMkAttnRows + 16 * hd > kMkSmemFloats) {
-        std::fprintf(stderr, "arbor-gpu-attn-probe: head dim %lld with a group of %lld does not fit this build's arena\n", hd, group);
+    // The engine's own checks (GpuBackend's model checks): head dims up to 256, whole Q8A blocks a
+    // head, up to 16 q heads a KV head with their queries and scores in the arena, and a K piece
+    // of whole score tiles beside any share of them.
+    bool fits = hd % 32 == 0 && hd <= 256 && group <= 16 && attn_stage_floats(group, hd) >= kMkStageFloats;
+    for (long long gh = 1; fits && gh <= group; ++gh)
+        fits = attn_stage_floats(gh, hd) >= attn_tile_cells(static_cast<int>(gh)) * (hd + 1);
+    if (!fits) {
+        std::fprintf(stderr, "arbor-gpu-attn-probe: a group of %lld q heads of head dim %lld is not a shape the GPU backend "
+                             "takes in this build's arena\n", group, hd);
         return 2;
     }
+    if (kMkSmemDynamic &&
+        !ok(hipFuncSetAttribute(reinterpret_cast<const void*>(attn_level), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kMkSmemFloats * sizeof(float))),
+            "dynamic shared memory"))
+        return 1;
+    const size_t dyn = kMkSmemDynamic ? kMkSmemFloats * sizeof(float) : 0;
     hipDeviceProp_t prop{};
-    if (!ok(hipGetDeviceProperties(&prop, 0), "device properties")) return 1;
-    const int sms = prop.multiProcessorCount, grid = 2 * sms;
+    int per_sm = 0;
+    if (!ok(hipGetDeviceProperties(&prop, 0), "device properties") ||
+        !ok(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attn_level, kMkBlockThreads, dyn), "occupancy"))
+        return 1;
+    // The megakernel's grid: as many workgroups as fit at once (MkRuntime asks the same question).
+    const int sms = prop.multiProcessorCount, grid = per_sm * sms;
+    if (grid < 1) {
+        std::fprintf(stderr, "arbor-gpu-attn-probe: no workgroup of this kernel fits an SM\n");
+        return 1;
+    }
     const long long max_cells = *std::max_element(cells_list.begin(), cells_list.end());
     const long long max_pages = (max_cells + mkm::kChunk - 1) / mkm::kChunk + 1;  // the decoded token's cell too
     const unsigned long long layer_bytes = static_cast<unsigned long long>(n_kv) * mkm::kChunk * (2 * hd) * 2;
@@ -202,6 +245,8 @@ int main(int argc, char** argv) {
     MkPass* pass = nullptr;
     unsigned long long* t = nullptr;
     unsigned* ran = nullptr;
+    unsigned* done = nullptr;
+    unsigned* sink = nullptr;
     const long long n_head = n_kv * group;
     for (uint8_t*& page : kv)
         if (!ok(kv_memory == "device" ? hipMalloc(reinterpret_cast<void**>(&page), page_bytes)
@@ -214,7 +259,9 @@ int main(int argc, char** argv) {
         !ok(hipMalloc(&attq, (n_head * hd / 32) * sizeof(arbor::quant::BlockQ8A)), "attq") ||
         !ok(hipMalloc(&part, n_kv * max_pages * group * (hd + 2) * sizeof(float)), "chunk rows") ||
         !ok(hipMalloc(&flush, flush_bytes), "flush buffer") || !ok(hipMalloc(&pass, sizeof(MkPass)), "pass") ||
-        !ok(hipMalloc(&t, 2 * grid * sizeof(unsigned long long)), "times") || !ok(hipMalloc(&ran, grid * sizeof(unsigned)), "ran"))
+        !ok(hipMalloc(&t, 2 * grid * sizeof(unsigned long long)), "times") || !ok(hipMalloc(&ran, grid * sizeof(unsigned)), "ran") ||
+        !ok(hipMalloc(&done, sizeof(unsigned)), "counter") || !ok(hipMalloc(&sink, sizeof(unsigned)), "sink") ||
+        !ok(hipMemset(flush, 0x5a, flush_bytes), "flush buffer"))
         return 1;
     if (kv_memory == "managed-host") {
         // Written from the host by copies, as a parked context is loaded (ManagedPageMemory::copy).
@@ -246,19 +293,12 @@ int main(int argc, char** argv) {
             !ok(hipMemcpy(seq, &seq0, sizeof seq0, hipMemcpyHostToDevice), "seq") || !ok(hipDeviceSynchronize(), "fill"))
             return 1;
     }
-    if (kMkSmemDynamic &&
-        !ok(hipFuncSetAttribute(reinterpret_cast<const void*>(attn_level), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(kMkSmemFloats * sizeof(float))),
-            "dynamic shared memory"))
-        return 1;
-    const size_t dyn = kMkSmemDynamic ? kMkSmemFloats * sizeof(float) : 0;
     void *ph_ns = nullptr, *ph_marks = nullptr, *ph_on = nullptr;
     if (!ok(hipGetSymbolAddress(&ph_ns, HIP_SYMBOL(mk_phase_ns)), "phase symbols") ||
         !ok(hipGetSymbolAddress(&ph_marks, HIP_SYMBOL(mk_phase_marks)), "phase symbols") ||
         !ok(hipGetSymbolAddress(&ph_on, HIP_SYMBOL(mk_phase_on)), "phase symbols"))
         return 1;
 
-    unsigned salt = 1;
     for (const long long cells : cells_list) {
         // A decode step at position `cells` (the context's cells 0 .. cells - 1 and the new token's).
         const int p0 = static_cast<int>(cells);
@@ -294,9 +334,12 @@ int main(int argc, char** argv) {
             return 1;
         // One untimed launch a layer first: managed pages written by the host move to the device
         // at their first touch there, as a parked context's do in its first pass.
+        const unsigned off = 0;
+        if (!ok(hipMemcpy(ph_on, &off, sizeof off, hipMemcpyHostToDevice), "phase flag")) return 1;
         for (long long l = 0; l < layers; ++l) {
             s.layer = static_cast<int>(l);
-            attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran});
+            if (!ok(hipMemset(done, 0, sizeof(unsigned)), "counter reset")) return 1;
+            attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran, done});
         }
         if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), "first pass")) return 1;
         Mode modes[3] = {{"cold"}, {"code"}, {"warm"}};
@@ -305,12 +348,13 @@ int main(int argc, char** argv) {
             if (!ok(hipMemcpy(ph_on, &on, sizeof on, hipMemcpyHostToDevice), "phase flag")) return 1;
             for (long long r = 0; r < reps; ++r) {
                 const int la = static_cast<int>((2 * r) % layers), lb = static_cast<int>((2 * r + 1) % layers);
-                flush_l2<<<4 * sms, 256>>>(flush, flush_bytes / 16, salt++);
+                flush_l2<<<4 * sms, 256>>>(flush, flush_bytes / 16, sink);
                 for (int m = 0; m < 3; ++m) {
                     s.layer = m == 0 ? la : lb;
-                    if (!ok(hipMemset(ran, 0, grid * sizeof(unsigned)), "reset") || (phases && !phases_reset(ph_ns, ph_marks)))
+                    if (!ok(hipMemset(ran, 0, grid * sizeof(unsigned)), "reset") ||
+                        !ok(hipMemset(done, 0, sizeof(unsigned)), "counter reset") || (phases && !phases_reset(ph_ns, ph_marks)))
                         return 1;
-                    attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran});
+                    attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran, done});
                     if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), modes[m].name)) return 1;
                     std::vector<unsigned long long> ht(size_t(2 * grid));
                     std::vector<unsigned> hr(static_cast<size_t>(grid));
