@@ -558,6 +558,15 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
 
+// ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
+// head: 229 cells, 29 rounds of 8 cells, each round's V and weight loads then its 8 dependent
+// multiply-adds) unrolls two rounds, so the compiler may issue the next round's loads before this
+// round's chain. The same multiply-adds in the same order: the bits do not change. The o phase
+// of that item is 4.5 us (`moer`, gpu-next25) for a chain of 229 multiply-adds (about 0.5 us).
+#ifndef ARBOR_MK_O_UNROLL2
+#define ARBOR_MK_O_UNROLL2 0
+#endif
+
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
 // stage is a copy whose code was just used: 1, K both times (its data just used too); 2, first
