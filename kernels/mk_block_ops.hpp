@@ -502,9 +502,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight
             // cells in order. (ARBOR_MK_O_UNROLL2, a thread's one head of one dim: two rounds
-            // unrolled, so the next round's loads can go ahead of this round's chain.)
-            constexpr int kJUnroll = ARBOR_MK_O_UNROLL2 && HM == 1 && DP == 1 ? 2 : 1;
-#pragma unroll kJUnroll
+            // unrolled, so the next round's loads can go ahead of this round's chain; the other
+            // forms are then marked not to unroll, which the default leaves to ptxas.)
+#if ARBOR_MK_O_UNROLL2
+#pragma unroll(HM == 1 && DP == 1 ? 2 : 1)
+#endif
             for (; j + 8 <= np; j += 8) {
                 float v8[DP][8];
                 if constexpr (DP == 2) {  // f16 rows: a 4-byte word holds the thread's two halves
