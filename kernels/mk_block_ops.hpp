@@ -505,7 +505,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // unrolled, so the next round's loads can go ahead of this round's chain; the other
             // forms are then marked not to unroll, which the default leaves to ptxas.)
 #if ARBOR_MK_O_UNROLL2
-#pragma unroll(HM == 1 && DP == 1 ? 2 : 1)
+            constexpr int kJUnroll = HM == 1 && DP == 1 ? 2 : 1;
+#pragma unroll kJUnroll
 #endif
             for (; j + 8 <= np; j += 8) {
                 float v8[DP][8];
