@@ -632,8 +632,6 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     gpu::MkModelStage one = a;
                     one.direct = 1;
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, fold ? " one chunk+finish" : " one chunk", &s});
-                    // (A folded item finishes Q, K and V in place: not repeated.)
-                    if (probe_repeat && !fold) st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, " one chunk again", &s});
                 } else {
 #if ARBOR_MK_ATTN_TOKENS
                     if (attn_nt > 1 && !fold) {  // items of attn_nt tokens (mk_attn_chunk_tokens)
@@ -644,13 +642,16 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                     } else
 #endif
                     st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * MC * a.head_parts, a, fold ? " chunks+finish" : " chunks", &s});
-                    if (probe_repeat && !fold) {  // the stage just pushed (by tokens or not), again
-                        Step again = st.back();
-                        again.suffix = " chunks again";
-                        st.push_back(again);
-                    }
-                    st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 }
+                // The probe repeat: the chunk stage just pushed, whichever it is, again (a folded
+                // item finishes Q, K and V in place, so it is not repeated).
+                if (probe_repeat && !fold) {
+                    Step again = st.back();
+                    again.suffix = " chunks again";
+                    st.push_back(again);
+                }
+                if (MC > 1)
+                    st.push_back({gpu::kOpAttnCombine, gpu::attn_combine_items(c.n_head_kv, T, c.n_head / c.n_head_kv, c.head_dim_v), a, " combine", &s});
                 break;
             case plan::Op::Quantize: q_step(gpu::kBufAtt, T); break;
             case plan::Op::MatMulAdd:

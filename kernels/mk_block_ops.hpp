@@ -109,8 +109,8 @@ __device__ inline void mk_bulk_init() {
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 }
-// Called by warp 0's lanes: `bytes` (a multiple of 16) from src into shared address d, one copy
-// issued by lane 0. (One copy a lane, the span cut in 32 parts, was slower: gpu-next26.)
+// Called by every thread: `bytes` (a multiple of 16) from src into shared address d, one copy
+// issued by thread 0. (One copy a lane of warp 0, the span cut in 32 parts, was slower: gpu-next26.)
 __device__ inline void mk_bulk_issue(unsigned d, const void* src, unsigned bytes) {
     if (threadIdx.x != 0) return;
     MkBulk* b = mk_bulk();

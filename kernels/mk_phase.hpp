@@ -76,8 +76,9 @@ __device__ unsigned long long mk_phase_cycles[kMkPhases];
 // the stage's cold costs (fetching its code, loading the descriptors), a later one runs warm.
 // (ARBOR_GPU_PROBE_REPEAT=1 repeats the RMSNorm, router select and attention chunk stages, each
 // idempotent, as stages of their own: the profile's stage rows then show each cold, then warm;
-// the item clocks and phase rows, kept by op, sum both runs.) The sums are spread over kMkItemCopies copies (by workgroup) so the
-// atomics do not queue on one address; the host adds them up.
+// the item clocks and phase rows, kept by op, sum both runs.) The sums are spread over
+// kMkItemCopies copies (by workgroup) so the atomics do not queue on one address; the host adds
+// them up.
 constexpr int kMkItemOps = 64;
 constexpr int kMkItemCopies = 8;
 __device__ unsigned long long mk_item_ns[kMkItemCopies][kMkItemOps][2];

@@ -30,15 +30,21 @@ for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
         { echo "error: saving the $m context failed:"; tail -3 "$OUTDIR/save-$m.txt"; exit 2; }
     echo "context $m: $SECONDS s"
 done
+# An entry NAME or NAME:VAR=VALUE: sets b (the build), e (the environment setting, a harmless
+# one for NAME alone) and cli; false when the entry is malformed or its build is missing.
+entry() {
+    b=${1%%:*} e=X_ARBOR_UNSET=1
+    [ "$b" != "$1" ] && e=${1#*:}
+    case "$e" in [A-Za-z_]*=*) ;; *) echo "$1: not NAME or NAME:VAR=VALUE"; return 1 ;; esac
+    cli=/tmp/bv-$b/engine/arbor-cli
+    [ "$b" = main ] && cli=$base
+    [ -x "$cli" ]
+}
 rows=read50@16384,prefill256@16384,decode@16384,decode@229
 for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
     for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
         for v in main ${ARBOR_DEEP_VARIANTS:-}; do
-            b=${v%%:*} e=X_ARBOR_UNSET=1
-            [ "$b" != "$v" ] && e=${v#*:}
-            cli=/tmp/bv-$b/engine/arbor-cli
-            [ "$b" = main ] && cli=$base
-            [ -x "$cli" ] || { echo "$round $m $v FAIL (no build)"; continue; }
+            entry "$v" || { echo "$round $m $v FAIL (no build)"; continue; }
             env "$e" timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows $rows --reps 3 --warmup 1 \
                 --context /tmp/ctx-$m/arbor-bench-c1-16384.park 2>&1 |
                 awk -v m=$m -v v=$v -v r=$round '$1 ~ /@/ {print r, m, v, $1, $2, $3, $4; n++} END {if (!n) print r, m, v, "FAIL"}'
@@ -48,13 +54,8 @@ for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
 done | tee "$OUTDIR/deep-rows.txt"
 m=${ARBOR_DEEP_SHAPES:-moer q4b}; m=${m%% *}
 for v in ${ARBOR_DEEP_PROFILE:-}; do
-    b=${v%%:*} e=X_ARBOR_UNSET=1
-    [ "$b" != "$v" ] && e=${v#*:}
-    case "$e" in [A-Za-z_]*=*) ;; *) echo "profile $v: not NAME or NAME:VAR=VALUE"; continue ;; esac
+    entry "$v" || { echo "profile $v: no build"; continue; }
     tag=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_-' '_')  # main:ARBOR_GPU_PROBE_REPEAT=1 -> main_ARBOR_GPU_PROBE_REPEAT_1
-    cli=/tmp/bv-$b/engine/arbor-cli
-    [ "$b" = main ] && cli=$base
-    [ -x "$cli" ] || { echo "profile $b: no build"; continue; }
     for r in d16k d229; do
         if [ $r = d16k ]; then
             args="--rows decode@16384 --context /tmp/ctx-$m/arbor-bench-c1-16384.park"

@@ -32,6 +32,7 @@
 // spill stores/loads here, 136/376 there; attn_scores_raw 32/48 and 32/36). It computes nothing
 // that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
+#include "probe/probe_common.hpp"
 #include "mk_block_ops.hpp"
 
 #include <algorithm>
@@ -125,11 +126,7 @@ __global__ void fill_halves(uint16_t* p, long long n, unsigned long long seed) {
     }
 }
 
-bool ok(hipError_t e, const char* what) {
-    if (e == hipSuccess) return true;
-    std::fprintf(stderr, "arbor-gpu-attn-probe: %s: %s\n", what, hipGetErrorString(e));
-    return false;
-}
+bool ok(hipError_t e, const char* what) { return arbor::probe::ok("arbor-gpu-attn-probe", e, what); }
 
 struct Mode {
     const char* name;

@@ -21,6 +21,7 @@
 // puts the weights in managed memory (where the KV pages live).
 // It computes nothing that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
+#include "probe/probe_common.hpp"
 #include "mk_dot.hpp"
 #include "mk_model_ops.hpp"
 
@@ -172,11 +173,7 @@ __global__ void __launch_bounds__(kThreads) stream_read(const uint4* p, long lon
     }
 }
 
-bool ok(hipError_t e, const char* what) {
-    if (e == hipSuccess) return true;
-    std::fprintf(stderr, "arbor-gpu-probe: %s: %s\n", what, hipGetErrorString(e));
-    return false;
-}
+bool ok(hipError_t e, const char* what) { return arbor::probe::ok("arbor-gpu-probe", e, what); }
 
 // The level's time in us: the last end less the first start over the blocks.
 double span_us(const std::vector<unsigned long long>& t, int blocks) {

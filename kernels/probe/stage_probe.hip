@@ -20,6 +20,7 @@
 // and slowest workgroup's microseconds a piece, its GB/s, and the copying workgroups' GB/s
 // together. It computes nothing that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
+#include "probe/probe_common.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -174,11 +175,7 @@ __global__ void flush_kernel(uint4* p, long long words, unsigned salt) {
         p[i] = make_uint4(salt, static_cast<unsigned>(i), 0u, 0u);
 }
 
-bool ok(hipError_t e, const char* what) {
-    if (e == hipSuccess) return true;
-    std::fprintf(stderr, "arbor-gpu-stage-probe: %s: %s\n", what, hipGetErrorString(e));
-    return false;
-}
+bool ok(hipError_t e, const char* what) { return arbor::probe::ok("arbor-gpu-stage-probe", e, what); }
 
 using KernelFn = void (*)(Args);
 KernelFn kernel_of(int m) {
