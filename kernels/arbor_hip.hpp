@@ -143,6 +143,41 @@ __device__ inline void arbor_assume_shared(const T* p) {
 #endif
 }
 
+// *p, read as a global-memory load (NVIDIA: ld.global, told by __isGlobal; AMD: global_load,
+// through an address_space(1) pointer) instead of a generic one (ld / flat_load). On AMD a flat
+// load counts against both the memory and the LDS wait counters, so every LDS wait after it also
+// waits for it; clang-19 does not infer the global space from an assume of !is_shared &&
+// !is_private (it splits the assume), so the load itself is typed. p must point into global
+// memory (device, managed or mapped host memory): a shared or local address is undefined behaviour.
+template <int N>
+struct ArborLoadBits;
+template <>
+struct ArborLoadBits<1> { using type = unsigned char; };
+template <>
+struct ArborLoadBits<2> { using type = unsigned short; };
+template <>
+struct ArborLoadBits<4> { using type = unsigned int; };
+template <>
+struct ArborLoadBits<8> { typedef unsigned int type __attribute__((ext_vector_type(2))); };
+template <>
+struct ArborLoadBits<16> { typedef unsigned int type __attribute__((ext_vector_type(4))); };
+template <class T>
+__device__ inline T arbor_ldg(const T* p) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+    __builtin_assume(__isGlobal(static_cast<const void*>(p)));
+    return *p;
+#elif defined(__HIP_DEVICE_COMPILE__)
+    using B = typename ArborLoadBits<sizeof(T)>::type;
+    using G = const __attribute__((address_space(1))) B*;  // only a C-style cast changes the address space
+    const B b = *(G)p;
+    T r;
+    __builtin_memcpy(&r, &b, sizeof(T));  // HIP's vector types are not trivially copyable (no bit_cast)
+    return r;
+#else
+    return *p;  // the host pass of a HIP build: no device code
+#endif
+}
+
 // Back off inside a spin-wait without burning issue slots.
 __device__ inline void arbor_pause() {
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

@@ -70,7 +70,7 @@ __device__ inline void block_copy(D* dst, const S* src, long long n, F f = {}) {
         S r[kU];
 #pragma unroll
         for (int u = 0; u < kU; ++u)
-            if (base + u * kMkBlockThreads < n) r[u] = src[base + u * kMkBlockThreads];
+            if (base + u * kMkBlockThreads < n) r[u] = mk_ld(&src[base + u * kMkBlockThreads]);
 #pragma unroll
         for (int u = 0; u < kU; ++u)
             if (base + u * kMkBlockThreads < n) dst[base + u * kMkBlockThreads] = f(r[u]);
@@ -264,7 +264,7 @@ __device__ inline void block_copy_rows(W* dst, const uint8_t* base, long long fi
             const int i = b + u * kMkBlockThreads;
             if (i < n) {
                 const int j = i / wpr;  // 32-bit: a 64-bit division per word cost more than the copy
-                r[u] = reinterpret_cast<const W*>(base + (cells.cell(c0 + j) - first) * row_bytes)[i - j * wpr];
+                r[u] = mk_ld(&reinterpret_cast<const W*>(base + (cells.cell(c0 + j) - first) * row_bytes)[i - j * wpr]);
             }
         }
 #pragma unroll
@@ -370,7 +370,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             uint4 r[kU4];
 #pragma unroll
             for (int u = 0; u < kU4; ++u)
-                if (const int j = jb + u * rows; j < np) r[u] = reinterpret_cast<const uint4*>(row(j))[w];
+                if (const int j = jb + u * rows; j < np) r[u] = mk_ld(&reinterpret_cast<const uint4*>(row(j))[w]);
 #pragma unroll
             for (int u = 0; u < kU4; ++u)
                 if (const int j = jb + u * rows; j < np) {
@@ -406,7 +406,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
             const int i = b + u * kMkBlockThreads;
             if (i < n) {
                 const int j = i / wpr;
-                r[u] = reinterpret_cast<const unsigned*>(row(j))[i - j * wpr];
+                r[u] = mk_ld(&reinterpret_cast<const unsigned*>(row(j))[i - j * wpr]);
             }
         }
 #pragma unroll
@@ -1171,23 +1171,23 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
     auto lsh = [&](int h) { return smem + 2 * hp + 2 * h * n_chunks; };
     // Chunk c's l and weight for head h (its rows at ph), from shared memory when cached.
-    auto l_of = [&](int h, const float* ph, int c) { return cached ? lsh(h)[c] : ph[c * cs + hdv + 1]; };
+    auto l_of = [&](int h, const float* ph, int c) { return cached ? lsh(h)[c] : mk_ld(&ph[c * cs + hdv + 1]); };
     auto w_of = [&](int h, const float* ph, float M, int c) {
-        return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(ph[c * cs + hdv], M);
+        return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
     };
     for (int h = warp; h < hp; h += kMkBlockWarps) {
         const float* ph = part + h * (hdv + 2);  // chunk c's row of head h: ph + c * cs
         int f = n_chunks;                        // the first unskipped chunk
         for (int c0 = 0; c0 < n_chunks && f == n_chunks; c0 += 32) {
             const int c = c0 + lane;
-            const unsigned b = arbor_ballot(c < n_chunks && !(ph[c * cs + hdv + 1] < 0.0f));
+            const unsigned b = arbor_ballot(c < n_chunks && !(mk_ld(&ph[c * cs + hdv + 1]) < 0.0f));
             if (b) f = c0 + __ffs(static_cast<int>(b)) - 1;
         }
-        float M = f < n_chunks ? ph[f * cs + hdv] : 0.0f;
+        float M = f < n_chunks ? mk_ld(&ph[f * cs + hdv]) : 0.0f;
         for (int c = lane; c < n_chunks; c += 32) {
             const float* r = ph + c * cs;
-            if (r[hdv + 1] < 0.0f) continue;
-            if (r[hdv] > M) M = r[hdv];
+            if (mk_ld(&r[hdv + 1]) < 0.0f) continue;
+            if (mk_ld(&r[hdv]) > M) M = mk_ld(&r[hdv]);
         }
         for (int o = 16; o >= 1; o >>= 1) {
             const float x = __shfl_xor(M, o);
@@ -1195,8 +1195,8 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         }
         if (cached)
             for (int c = lane; c < n_chunks; c += 32) {
-                lsh(h)[c] = ph[c * cs + hdv + 1];
-                lsh(h)[n_chunks + c] = num::attn_chunk_weight(ph[c * cs + hdv], M);
+                lsh(h)[c] = mk_ld(&ph[c * cs + hdv + 1]);
+                lsh(h)[n_chunks + c] = num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
             }
         arbor_syncwarp();
         if (lane == 0) {
@@ -1218,13 +1218,13 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         for (; c + kU <= n_chunks; c += kU) {
             float v[kU];
 #pragma unroll
-            for (int u = 0; u < kU; ++u) v[u] = ph[(c + u) * cs + dd];  // a skipped chunk's is unused
+            for (int u = 0; u < kU; ++u) v[u] = mk_ld(&ph[(c + u) * cs + dd]);  // a skipped chunk's is unused
 #pragma unroll
             for (int u = 0; u < kU; ++u)
                 if (!(l_of(h, ph, c + u) < 0.0f)) o = fmaf(v[u], w_of(h, ph, M, c + u), o);
         }
         for (; c < n_chunks; ++c)
-            if (!(l_of(h, ph, c) < 0.0f)) o = fmaf(ph[c * cs + dd], w_of(h, ph, M, c), o);
+            if (!(l_of(h, ph, c) < 0.0f)) o = fmaf(mk_ld(&ph[c * cs + dd]), w_of(h, ph, M, c), o);
         out[h * hdv + dd] = num::div_rn(o, ml[2 * h + 1]);
     }
     if (s.quantize_out) {  // the span is whole Q8A blocks (attn_combine_heads)

@@ -59,6 +59,21 @@ enum MkAbSwitch : unsigned {
 #endif
 #endif
 
+// ARBOR_MK_GLOBAL_LOADS=1 (prepared, off; gpu-next28): loads of global memory that the hot
+// stages issue through generic pointers become global-memory loads (arbor_ldg, through
+// mk_dot.hpp's mk_ld): the Q8A activations of every row dot (load_q8a), the router's float rows
+// and XN (warp_dot_float_deep), the global side of the workgroup copies (block_copy,
+// block_copy_rows, block_stage_k_f32: the RMSNorm's row, the KV pieces where cp.async does not
+// take them), the combine's chunk rows, and on AMD the weight words (mkw::wload; NVIDIA's are
+// ld.global.cs already). The sm_90 PTX goes from 27654 generic loads and 1709 ld.global to
+// 25993 and 3370; the default's PTX is unchanged. The values read are the same, so the bits are.
+// The shared-memory twin of this (ARBOR_MK_SMEM_ASSUME) took the MoE's read50@16384 from 179.5
+// to 151.7 ms; on NVIDIA a generic load that resolves to global costs less than one that
+// resolves to shared, so less is expected here.
+#ifndef ARBOR_MK_GLOBAL_LOADS
+#define ARBOR_MK_GLOBAL_LOADS 0
+#endif
+
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };
 enum MkErrorCode : int { kMkOk = 0, kMkTimeout = 1, kMkHostAbort = 2, kMkBadOp = 3 };
 

@@ -18,6 +18,16 @@
 
 namespace arbor::gpu {
 
+// *p from global memory: arbor_ldg in ARBOR_MK_GLOBAL_LOADS builds, a plain load otherwise.
+template <class T>
+__device__ inline T mk_ld(const T* p) {
+#if ARBOR_MK_GLOBAL_LOADS
+    return arbor_ldg(p);
+#else
+    return *p;
+#endif
+}
+
 // Result valid in lane 0.
 __device__ inline float warp_combine(float acc) {
     for (int s = 16; s >= 1; s >>= 1) {
@@ -114,7 +124,7 @@ __device__ inline Q8AWords load_q8a(const quant::BlockQ8A* p) {
     const uint2* v = reinterpret_cast<const uint2*>(p);
     uint2 u[5];
 #pragma unroll
-    for (int k = 0; k < 5; ++k) u[k] = v[k];
+    for (int k = 0; k < 5; ++k) u[k] = mk_ld(&v[k]);
     Q8AWords x;
     x.d = __uint_as_float(u[0].x);
     x.sum = static_cast<int32_t>(u[0].y);
@@ -133,7 +143,7 @@ __device__ inline T wload(const T* p) {
 #elif defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2
     return (mk_ab_s & kMkAbStreamW) ? __ldcs(p) : *p;
 #else
-    return *p;
+    return mk_ld(p);
 #endif
 }
 
@@ -370,13 +380,15 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 // acc[r] = fmaf(w_r[i], xf(x[i]), acc[r]). Sixteen (then eight) elements' loads are in flight
 // before their FMAs (one at a time, a lane paid a memory latency per element: about 26 us for a
 // 2048-wide F32 router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
-// elements), so each weight is one word load.
-template <int Kind, int R, class XF, int B0 = 16>
+// elements), so each weight is one word load. G: w and x are global memory (mk_ld); the flashnext hc
+// dots pass staged pieces of the arena.
+template <int Kind, int R, class XF, int B0 = 16, bool G = false>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
     using namespace quant::blocks;
     // The raw word first (so that no conversion stands between the loads), its float later.
     auto raw = [&](int r, long long i) -> uint32_t {
-        return Kind == 0 ? reinterpret_cast<const uint32_t*>(w[r])[i] : reinterpret_cast<const uint16_t*>(w[r])[i];
+        auto ld = [](const auto* p) { return G ? mk_ld(p) : *p; };
+        return Kind == 0 ? ld(&reinterpret_cast<const uint32_t*>(w[r])[i]) : ld(&reinterpret_cast<const uint16_t*>(w[r])[i]);
     };
     auto value = [](uint32_t u) { return Kind == 0 ? bits_f32(u) : Kind == 1 ? fp16_to_f32(u) : bf16_to_f32(u); };
     // B elements a lane, all loads before any use, while B fit (sixteen, then eight): a row of
@@ -388,7 +400,7 @@ __device__ inline void float_chains(const uint8_t* const* w, const float* x, lon
             uint32_t u[R][B];
 #pragma unroll
             for (int k = 0; k < B; ++k) {
-                xv[k] = x[i + 32 * k];
+                xv[k] = G ? mk_ld(&x[i + 32 * k]) : x[i + 32 * k];
 #pragma unroll
                 for (int r = 0; r < R; ++r) u[r][k] = raw(r, i + 32 * k);
             }
@@ -405,7 +417,7 @@ __device__ inline void float_chains(const uint8_t* const* w, const float* x, lon
     if constexpr (B0 > 16) batch(std::integral_constant<int, 16>{}, i);
     batch(std::integral_constant<int, 8>{}, i);
     for (; i < n; i += 32) {
-        const float f = xf(x[i]);
+        const float f = xf(G ? mk_ld(&x[i]) : x[i]);
 #pragma unroll
         for (int r = 0; r < R; ++r) acc[r] = fmaf(value(raw(r, i)), f, acc[r]);
     }
@@ -418,10 +430,11 @@ struct AsIs {
 // One float-type row (Kind 0 F32, 1 F16, 2 BF16) against x with 32 elements' loads in flight a
 // lane: the same chains as warp_dot_float, for items of one row (the router's logits, whose
 // few items leave most warps idle). Not inlined: its 64 loaded words get registers of their own.
+// w and x are global memory (the router's rows, XN).
 template <int Kind>
 __device__ __noinline__ float warp_dot_float_deep(const uint8_t* w, const float* x, long long n, int lane) {
     float acc = 0.0f;
-    float_chains<Kind, 1, AsIs, 32>(&w, x, n, lane, &acc, AsIs{});
+    float_chains<Kind, 1, AsIs, 32, true>(&w, x, n, lane, &acc, AsIs{});
     return warp_combine(acc);
 }
 
