@@ -168,6 +168,7 @@ private:
     const float* dev_vector(const std::vector<float>& v);
     Status ensure_chunks(int64_t max_chunks);
     Status run_pass(const PassTokens& pt, float* logits);
+    long long kv_stream(const PassTokens& pt) const;
     void build_program(int64_t n_tokens, int64_t n_out, int64_t max_chunks);
 
     std::shared_ptr<const Model> model_;
@@ -777,6 +778,20 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
     }
 }
 
+// 1 when pass pt is a decode step (one token a sequence) whose sequences' K and V cells, over
+// every layer, are at least the L2's size (MkPass::kv_stream).
+long long GpuBackend::kv_stream(const PassTokens& pt) const {
+    std::vector<int32_t> seqs(pt.seq);
+    std::sort(seqs.begin(), seqs.end());
+    if (std::adjacent_find(seqs.begin(), seqs.end()) != seqs.end()) return 0;
+    const ModelConfig& c = model_->config();
+    const double cell_bytes = double(model_->weights().layers.size()) * double(c.n_head_kv) *
+                              double(c.head_dim_k + c.head_dim_v) * double(host_pass_.d.kv_elem_bytes);
+    double cells = 0;
+    for (int32_t p : pt.pos) cells += double(p) + 1;
+    return rt_->l2_bytes() > 0 && cells * cell_bytes >= double(rt_->l2_bytes()) ? 1 : 0;
+}
+
 Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
     const ModelConfig& c = model_->config();
     const int64_t T = int64_t(pt.tok.size()), n_out = int64_t(pt.out.size());
@@ -790,6 +805,7 @@ Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {
     P.n_tokens = T;
     P.n_out = n_out;
     P.max_chunks = MC;
+    P.kv_stream = ARBOR_MK_KV_EVICT_FIRST ? kv_stream(pt) : 0;
     P.pages = pages_.as<uint8_t*>();
     P.pages_stride = pages_stride_;
     struct Up {

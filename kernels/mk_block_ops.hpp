@@ -145,14 +145,24 @@ __device__ inline void mk_bulk_wait() {
 __device__ inline void cp_async16(unsigned d, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
 }
+#if ARBOR_MK_KV_EVICT_FIRST
+// The same with an L2 cache policy (createpolicy's 64-bit descriptor).
+__device__ inline void cp_async16_hint(unsigned d, const void* src, unsigned long long policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "l"(policy)
+                 : "memory");
+}
+#endif
 #endif
 // block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
 // words): every thread's copies in flight at once, none of them through registers. The block
 // calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
 // (block_stage_wait then does nothing). With ARBOR_MK_BULK_STAGE, `bulk` spans go by the copy
-// engine instead (mk_bulk_issue).
-__device__ inline void block_stage_async(void* dst, const void* src, long long bytes, bool bulk = false) {
+// engine instead (mk_bulk_issue). With ARBOR_MK_KV_EVICT_FIRST, `evict_first` spans carry the L2
+// evict-first policy (bulk spans do not).
+__device__ inline void block_stage_async(void* dst, const void* src, long long bytes, bool bulk = false,
+                                         bool evict_first = false) {
     (void)bulk;
+    (void)evict_first;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -163,6 +173,16 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
         }
 #endif
         const uint4* s = static_cast<const uint4*>(src);
+#if ARBOR_MK_KV_EVICT_FIRST
+        if (evict_first) {
+            unsigned long long policy;
+            asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+            for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads)
+                cp_async16_hint(d + 16u * i, s + i, policy);
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            return;
+        }
+#endif
         for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         return;
@@ -489,7 +509,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
-                              ARBOR_MK_BULK_STAGE && gh <= 8);
+                              ARBOR_MK_BULK_STAGE && gh <= 8, ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0);
             block_stage_wait();
         } else
 #endif
@@ -861,7 +881,13 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #if ARBOR_MK_STAGE_TWICE
                                              , const uint8_t* v0, int hdv
 #endif
+#if ARBOR_MK_KV_EVICT_FIRST
+                                             , bool evict_first
+#endif
 ) {
+#if !ARBOR_MK_KV_EVICT_FIRST
+    constexpr bool evict_first = false;
+#endif
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
     ARBOR_MK_SMEM(stage);
@@ -872,13 +898,13 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     for (int r = 0; r < 2; ++r) {
         const bool v = ARBOR_MK_STAGE_TWICE == 2 && r == 0;
         block_stage_async(stage, v ? v0 : k0, static_cast<long long>(n) * (v && hdv < hdk ? hdv : hdk) * 2,
-                          ARBOR_MK_BULK_STAGE != 0);
+                          ARBOR_MK_BULK_STAGE != 0, evict_first);
         block_stage_wait();
         __syncthreads();
         pc.mark(r == 0 ? kPhAttnQ : kPhAttnKStage);
     }
 #else
-    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0);
+    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, evict_first);
     block_stage_wait();
     __syncthreads();
     pc.mark(kPhAttnKStage);
@@ -1001,11 +1027,17 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
         raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
-#if ARBOR_MK_STAGE_TWICE
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv);
+#if ARBOR_MK_KV_EVICT_FIRST
+#define ARBOR_MK_KV_EF_ARG , P.kv_stream != 0
 #else
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc);
+#define ARBOR_MK_KV_EF_ARG
 #endif
+#if ARBOR_MK_STAGE_TWICE
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv ARBOR_MK_KV_EF_ARG);
+#else
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc ARBOR_MK_KV_EF_ARG);
+#endif
+#undef ARBOR_MK_KV_EF_ARG
     else
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {

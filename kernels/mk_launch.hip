@@ -50,6 +50,7 @@ Status MkRuntime::init() {
     hipDeviceProp_t p{};
     if ((e = hipGetDeviceProperties(&p, dev)) != hipSuccess) return hip_error("cannot read device properties", e);
     device_name_ = p.name;
+    l2_bytes_ = p.l2CacheSize;
     if (p.warpSize != 32) return make_error("the megakernel needs 32-wide warps/waves; this device runs " + std::to_string(p.warpSize));
     int per_sm = 0;
     if (kMkSmemDynamic &&

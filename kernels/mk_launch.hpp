@@ -27,6 +27,7 @@ public:
     Status run(const std::vector<MkStage>& stages, const RunOptions& opt, LaunchInfo* info);
     int grid() const { return grid_; }
     int block() const { return block_; }
+    long long l2_bytes() const { return l2_bytes_; }  // the device's L2 cache
 
 private:
     Status init();
@@ -39,6 +40,7 @@ private:
     MkEvent* events_ = nullptr;
     int max_events_ = 0;
     int grid_ = 0, block_ = kMkBlockThreads;
+    long long l2_bytes_ = 0;
     bool cooperative_ = false;
     bool phases_on_ = false;  // the phase clocks were armed for the last pass
     std::string device_name_;

@@ -263,6 +263,10 @@ struct MkPass {
     long long n_tokens;
     long long n_out;
     long long max_chunks;        // attention chunks of the longest sequence in the pass
+    // 1: a decode pass (one token a sequence) whose sequences' K and V cells, over the layers,
+    // are at least the L2's size; ARBOR_MK_KV_EVICT_FIRST builds stage its decode items' K and V
+    // evict-first. 0 otherwise (and in every other build).
+    long long kv_stream;
     const int* token;            // [T]
     const int* pos;              // [T]
     const int* seq;              // [T] index into pages
@@ -540,6 +544,23 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #if ARBOR_MK_BULK_STAGE != 0 && ARBOR_MK_BULK_STAGE != 1
 #error "ARBOR_MK_BULK_STAGE is 0 or 1"
+#endif
+// ARBOR_MK_KV_EVICT_FIRST=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_80 and later; prepared, off,
+// gpu-next28): in a decode pass whose KV cells outweigh the L2 (MkPass::kv_stream, set by the
+// host), a decode item's cp.async copies of its raw K chunk and its V pieces carry an L2
+// evict-first policy (createpolicy, cp.async ... .L2::cache_hint), as the weights' loads do
+// (ARBOR_MK_STREAM_W). `moer` at 16384 cells reads 33.5 MB of K and V a layer, about the whole
+// 50 MB L2, which then evicts what the next levels read again: their code, descriptors and
+// activations. The levels that never touch the cells were slower at 16384 cells than at 229
+// (gpu-next25 profiles, a layer: router top-k 7.4 to 11.2 us, expert down 18.9 to 20.2, expert
+// gated 15.5 to 17.5, QKV 10.4 to 11.9, router logits 10.0 to 11.6; about 0.5 ms a token over
+// the layers). The same bytes land: the bits do not change. The bulk copies
+// (ARBOR_MK_BULK_STAGE) keep the default policy.
+#ifndef ARBOR_MK_KV_EVICT_FIRST
+#define ARBOR_MK_KV_EVICT_FIRST 0
+#endif
+#if ARBOR_MK_KV_EVICT_FIRST && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_KV_EVICT_FIRST marks ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 // ARBOR_MK_LSUM_V4=1: an attention chunk's l (the sequential sum of its exponentials, one thread
 // a head) reads 16 cells a round as four 16-byte words, the next round's issued before this
