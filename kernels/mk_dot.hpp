@@ -381,13 +381,19 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 // before their FMAs (one at a time, a lane paid a memory latency per element: about 26 us for a
 // 2048-wide F32 router row). Rows are element-aligned (device tensors start 256-byte aligned, rows are whole
 // elements), so each weight is one word load. G: w and x are global memory (mk_ld); the flashnext hc
-// dots pass staged pieces of the arena.
-template <int Kind, int R, class XF, int B0 = 16, bool G = false>
+// dots pass staged pieces of the arena. SW (NVIDIA): the weights are loaded cache-streaming
+// (ARBOR_MK_STREAM_ROUTER).
+template <int Kind, int R, class XF, int B0 = 16, bool G = false, bool SW = false>
 __device__ inline void float_chains(const uint8_t* const* w, const float* x, long long n, int lane, float* acc, XF xf) {
     using namespace quant::blocks;
     // The raw word first (so that no conversion stands between the loads), its float later.
     auto raw = [&](int r, long long i) -> uint32_t {
-        auto ld = [](const auto* p) { return G ? mk_ld(p) : *p; };
+        auto ld = [](const auto* p) {
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+            if constexpr (SW) return __ldcs(p);
+#endif
+            return G ? mk_ld(p) : *p;
+        };
         return Kind == 0 ? ld(&reinterpret_cast<const uint32_t*>(w[r])[i]) : ld(&reinterpret_cast<const uint16_t*>(w[r])[i]);
     };
     auto value = [](uint32_t u) { return Kind == 0 ? bits_f32(u) : Kind == 1 ? fp16_to_f32(u) : bf16_to_f32(u); };
@@ -434,7 +440,7 @@ struct AsIs {
 template <int Kind>
 __device__ __noinline__ float warp_dot_float_deep(const uint8_t* w, const float* x, long long n, int lane) {
     float acc = 0.0f;
-    float_chains<Kind, 1, AsIs, 32, true>(&w, x, n, lane, &acc, AsIs{});
+    float_chains<Kind, 1, AsIs, 32, true, ARBOR_MK_STREAM_ROUTER != 0>(&w, x, n, lane, &acc, AsIs{});
     return warp_combine(acc);
 }
 
