@@ -778,15 +778,17 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
     }
 }
 
-// 1 when pass pt is a decode step (one token a sequence) whose sequences' K and V cells, over
-// every layer, are at least the L2's size (MkPass::kv_stream).
+// 1 when pass pt is a decode step (one token a sequence) whose sequences' cells, over every
+// layer, are at least the L2's size (MkPass::kv_stream). ARBOR_GPU_KV_STREAM=1 (a check, not a
+// lever) sets it for every decode step, so that the exactness suite's short contexts run the
+// evict-first copies too.
 long long GpuBackend::kv_stream(const PassTokens& pt) const {
     std::vector<int32_t> seqs(pt.seq);
     std::sort(seqs.begin(), seqs.end());
     if (std::adjacent_find(seqs.begin(), seqs.end()) != seqs.end()) return 0;
-    const ModelConfig& c = model_->config();
-    const double cell_bytes = double(model_->weights().layers.size()) * double(c.n_head_kv) *
-                              double(c.head_dim_k + c.head_dim_v) * double(host_pass_.d.kv_elem_bytes);
+    static const bool forced = env_is("ARBOR_GPU_KV_STREAM", "1");
+    if (forced) return 1;
+    const double cell_bytes = double(model_->weights().layers.size()) * double(host_pass_.d.kv_layer_bytes) / kKvPageCells;
     double cells = 0;
     for (int32_t p : pt.pos) cells += double(p) + 1;
     return rt_->l2_bytes() > 0 && cells * cell_bytes >= double(rt_->l2_bytes()) ? 1 : 0;

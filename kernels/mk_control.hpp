@@ -61,11 +61,14 @@ enum MkAbSwitch : unsigned {
 
 // ARBOR_MK_GLOBAL_LOADS=1 (prepared, off; gpu-next28): loads of global memory that the hot
 // stages issue through generic pointers become global-memory loads (arbor_ldg, through
-// mk_dot.hpp's mk_ld): the Q8A activations of every row dot (load_q8a), the router's float rows
-// and XN (warp_dot_float_deep), the global side of the workgroup copies (block_copy,
-// block_copy_rows, block_stage_k_f32: the RMSNorm's row, the KV pieces where cp.async does not
-// take them), the combine's chunk rows, and on AMD the weight words (mkw::wload; NVIDIA's are
-// ld.global.cs already). The sm_90 PTX goes from 27654 generic loads and 1709 ld.global to
+// mk_dot.hpp's mk_ld): the Q8A activations of the row dots' wide path (load_q8a: the formats
+// with a packed form, Q4_0, Q8_0, the K-quants, IQ4_XS; the others read them inside the CPU's
+// term functions), the router's float rows and XN (warp_dot_float_deep), the global side of the
+// workgroup copies (block_copy, block_copy_rows, block_stage_k_f32: the RMSNorm's row, the KV
+// pieces where cp.async does not take them), the combine's chunk rows, and the wide path's weight
+// words on AMD (mkw::wload; NVIDIA's are ld.global.cs already). AMD builds take the wide path
+// only with ARBOR_MK_WIDE_LOADS=1, so there the switch alone reaches the copies, the combine and
+// the router. The sm_90 PTX goes from 27654 generic loads and 1709 ld.global to
 // 25993 and 3370; the default's PTX is unchanged. The values read are the same, so the bits are.
 // The shared-memory twin of this (ARBOR_MK_SMEM_ASSUME) took the MoE's read50@16384 from 179.5
 // to 151.7 ms; on NVIDIA a generic load that resolves to global costs less than one that
