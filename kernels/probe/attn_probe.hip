@@ -311,6 +311,7 @@ int main(int argc, char** argv) {
         hpass.n_tokens = 1;
         hpass.n_out = 1;
         hpass.max_chunks = MC;
+        hpass.kv_stream = ARBOR_MK_KV_EVICT_FIRST ? 1 : 0;  // a build with the switch: its copies at every depth
         hpass.pos = pos;
         hpass.seq = seq;
         hpass.pages = pages;
