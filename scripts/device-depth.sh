@@ -9,6 +9,8 @@
 #                                       without the block-key cache; builds without that switch
 #                                       ignore it, so compare the profiles' index_score rows)
 #   bash scripts/device-depth.sh moe32k qwen3moe-30b-a3b decode@32000 (and decode@229 beside it)
+#   bash scripts/device-depth.sh moer32k the issue's other decode rows on the routed MoE (moer):
+#                                       decode@32000, decode@4096 and decode@229, three reps
 #   bash scripts/device-depth.sh x8a    qwen3moe read50x4@16384, its four contexts saved
 #   bash scripts/device-depth.sh x8b    qwen3moe read50x8@16384, contexts 1-4 woken from x8a's files
 #   bash scripts/device-depth.sh fn16k  flashnext decode@16384 (profiled: the indexer at 16k),
@@ -27,7 +29,7 @@ CLI="$BUILD/engine/arbor-cli"
 mkdir -p "$OUTDIR" /tmp/arbor-shapes /tmp/ctx /tmp/ctx-fn
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
-case "$part" in fn | moe32k | x8a | x8b | fn16k | fn16kb) ;; *) echo "usage: device-depth.sh fn|moe32k|x8a|x8b|fn16k|fn16kb"; exit 2 ;; esac
+case "$part" in fn | moe32k | moer32k | x8a | x8b | fn16k | fn16kb) ;; *) echo "usage: device-depth.sh fn|moe32k|moer32k|x8a|x8b|fn16k|fn16kb"; exit 2 ;; esac
 if [ ! -x "$CLI" ]; then
     cmake -S . -B "$BUILD" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF \
         -DCMAKE_BUILD_TYPE=Release >"$BUILD.configure.log" 2>&1 || { tail -30 "$BUILD.configure.log"; exit 2; }
@@ -64,6 +66,10 @@ fn)
 moe32k)
     shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
     bench moe 560 moe-32k --rows decode@32000,decode@229 --reps 2 --warmup 1 --profile /tmp/moe-32k.trace.json
+    ;;
+moer32k)
+    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    bench moer 560 moer-32k --rows decode@32000,decode@4096,decode@229 --reps 3 --warmup 1
     ;;
 x8a)
     shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
