@@ -109,6 +109,18 @@ if [ "$PART" = build ]; then
             cuobjdump -sass "$obj" 2>/dev/null |
                 awk -v b="$bd" '/LDL|STL/ {l++} /\/\*[0-9a-f]+\*\// {n++} END {print "megakernel of " b ": " l + 0 " LDL/STL, " n + 0 " SASS instructions"}'
         done
+        # This tree's functions by their local-memory instructions (spills, ABI saves, local
+        # arrays): every thread's stack traffic goes through an L1 of about 60-90 KB an SM (the
+        # arenas take the rest), then the L2. Whole table in $OUTDIR/local-mem.txt.
+        obj=$(find /tmp/b -name 'megakernel.hip.o' 2>/dev/null | head -1)
+        if [ -n "$obj" ]; then
+            cuobjdump -sass "$obj" 2>/dev/null |
+                awk '/Function : / {f=$NF} /LDL/ {ld[f]++} /STL/ {st[f]++} /\/\*[0-9a-f]+\*\// {n[f]++}
+                     END {for (k in n) printf "%6d %6d %7d %s\n", ld[k] + 0, st[k] + 0, n[k], k}' |
+                sort -k1,1nr -k2,2nr | { command -v c++filt >/dev/null && c++filt || cat; } >"$OUTDIR/local-mem.txt"
+            echo "main's functions by LDL (then STL, SASS instructions), the first 16:"
+            head -16 "$OUTDIR/local-mem.txt" | cut -c1-160
+        fi
     fi
     if [ -n "$vtests" ]; then
         models=${ARBOR_EXACT_MODELS:-.carry/models}
