@@ -80,7 +80,7 @@ enum MkAbSwitch : unsigned {
 // ARBOR_MK_STREAM_ROUTER=1 (NVIDIA; prepared, off, gpu-next28): the float router rows of a
 // one-row router item (warp_dot_float_deep, the MoE's router logits) are loaded cache-streaming,
 // as ARBOR_MK_STREAM_W loads the quantized weights. `moer`'s routers are F32, 1 MB a layer:
-// 48 MB a decode step at the L2's default priority, against the 50 MB L2, where the evict-first
+// 48 MB a decode step at the L2's default priority, against the 60 MB L2, where the evict-first
 // quantized weights leave room for what the next levels and the next step read again (the
 // code, the KV cells, the activations). The values loaded are the same: the bits do not change.
 #ifndef ARBOR_MK_STREAM_ROUTER

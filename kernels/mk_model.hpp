@@ -549,9 +549,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // gpu-next28): in a decode pass whose KV cells outweigh the L2 (MkPass::kv_stream, set by the
 // host), a decode item's cp.async copies of its raw K chunk and its V pieces carry an L2
 // evict-first policy (createpolicy, cp.async ... .L2::cache_hint), as the weights' loads do
-// (ARBOR_MK_STREAM_W). `moer` at 16384 cells reads 33.5 MB of K and V a layer, about the whole
-// 50 MB L2, which then evicts what the next levels read again: their code, descriptors and
-// activations. The levels that never touch the cells were slower at 16384 cells than at 229
+// (ARBOR_MK_STREAM_W). `moer` at 16384 cells reads 33.5 MB of K and V a layer (1.6 GB a step)
+// through the H200's 60 MB L2, and at the default priority they evict what the next levels read
+// again: their code, descriptors and activations. The levels that never touch the cells were slower at 16384 cells than at 229
 // (gpu-next25 profiles, a layer: router top-k 7.4 to 11.2 us, expert down 18.9 to 20.2, expert
 // gated 15.5 to 17.5, QKV 10.4 to 11.9, router logits 10.0 to 11.6; about 0.5 ms a token over
 // the layers). The same bytes land: the bits do not change. The bulk copies
