@@ -22,6 +22,8 @@ mkdir -p "$OUTDIR"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$NCU" ] || { echo "error: no ncu on this machine"; exit 2; }
 "$NCU" --version | tail -1
+# The section identifiers this ncu knows (a name below it lacks fails the profile; the log says so).
+"$NCU" --list-sections 2>/dev/null | awk 'NR > 2 {print $1}' | tr '\n' ' ' | cut -c1-400; echo
 sections="--section WarpStateStats --section MemoryWorkloadAnalysis_Tables --section SpeedOfLight --section SchedulerStats"
 for b in ${ARBOR_NCU_BUILDS:-main}; do
     cli=/tmp/bv-$b/engine/arbor-cli
