@@ -503,13 +503,20 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
     const int vpiece = attn_vpiece(stage_bytes, vrow);
     const bool e16 = ((gh * hdk) & 3) == 0;
+#if ARBOR_MK_ASYNC_STAGE
+    // A decode item's V pieces (up to 8 rows): by the copy engine (ARBOR_MK_BULK_STAGE), and
+    // evict-first in a pass that streams its cells (ARBOR_MK_KV_EVICT_FIRST); decided once, not
+    // a piece (P.kv_stream is a load from the pass block).
+    const bool v_bulk = ARBOR_MK_BULK_STAGE && gh <= 8;
+    const bool v_evict = ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0;
+#endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
-                              ARBOR_MK_BULK_STAGE && gh <= 8, ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0);
+            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
+                              v_evict);
             block_stage_wait();
         } else
 #endif
