@@ -545,19 +545,23 @@ constexpr long long kMkDownSplitTokens = 8;
 #if ARBOR_MK_BULK_STAGE != 0 && ARBOR_MK_BULK_STAGE != 1
 #error "ARBOR_MK_BULK_STAGE is 0 or 1"
 #endif
-// ARBOR_MK_KV_EVICT_FIRST=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_80 and later; prepared, off,
-// gpu-next28): in a decode pass whose KV cells outweigh the L2 (MkPass::kv_stream, set by the
-// host), a decode item's cp.async copies of its raw K chunk and its V pieces carry an L2
-// evict-first policy (createpolicy, cp.async ... .L2::cache_hint), as the weights' loads do
-// (ARBOR_MK_STREAM_W). `moer` at 16384 cells reads 33.5 MB of K and V a layer (1.6 GB a step)
-// through the H200's 60 MB L2, and at the default priority they evict what the next levels read
-// again: their code, descriptors and activations. The levels that never touch the cells were slower at 16384 cells than at 229
-// (gpu-next25 profiles, a layer: router top-k 7.4 to 11.2 us, expert down 18.9 to 20.2, expert
-// gated 15.5 to 17.5, QKV 10.4 to 11.9, router logits 10.0 to 11.6; about 0.5 ms a token over
-// the layers). The same bytes land: the bits do not change. The bulk copies
-// (ARBOR_MK_BULK_STAGE) keep the default policy.
+// ARBOR_MK_KV_EVICT_FIRST=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_80 and later): in a decode pass
+// whose KV cells outweigh the L2 (MkPass::kv_stream, set by the host), a decode item's cp.async
+// copies of its raw K chunk and its V pieces carry an L2 evict-first policy (createpolicy,
+// cp.async ... .L2::cache_hint), as the weights' loads do (ARBOR_MK_STREAM_W). `moer` at 16384
+// cells reads 33.5 MB of K and V a layer (1.6 GB a step) through the H200's 60 MB L2, and at the
+// default priority they evicted what the next levels read again: their code, descriptors and
+// activations. The same bytes land: the bits do not change. Measured on the H200 (gpu-next29,
+// docs/BENCHMARKS.md calls 1-6): exact (371/0, 28/0, 10/0, with ARBOR_GPU_KV_STREAM=1 so every
+// decode step of the suite takes it); `moer` decode@16384 9.93 to 8.86 ms (three rounds),
+// decode@32000 12.54 to 11.34, decode@4096 7.93 to 7.76, decode@229 unchanged (the pass does not
+// stream); qwen3-4b decode@16384 7.77 to 7.19. Reads and prefills do not take it and moved by code
+// layout alone: `moer`'s read50@16384 0.6% faster, qwen3-4b's read and prefill 0.1-0.2% slower. Nsight Compute on `moer`'s step at 16384
+// cells: 9.60 to 8.48 ms, the barrier stall 9.4 to 8.2 cycles an issued instruction. The bulk
+// copies (ARBOR_MK_BULK_STAGE) keep the default policy. On by default wherever
+// ARBOR_MK_ASYNC_STAGE is (NVIDIA).
 #ifndef ARBOR_MK_KV_EVICT_FIRST
-#define ARBOR_MK_KV_EVICT_FIRST 0
+#define ARBOR_MK_KV_EVICT_FIRST ARBOR_MK_ASYNC_STAGE
 #endif
 #if ARBOR_MK_KV_EVICT_FIRST && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_KV_EVICT_FIRST marks ARBOR_MK_ASYNC_STAGE's copies"

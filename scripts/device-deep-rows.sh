@@ -11,7 +11,8 @@
 # ARBOR_DEEP_VARIANTS="op main:ARBOR_GPU_HEAD_SPLIT=0" (a run-time switch costs no build).
 # ARBOR_DEEP_PROFILE="main op" then profiles each named build's decode@16384 (from the first
 # shape's saved context) and decode@229, one pass each (about 10 s a build), into
-# $OUT/prof-NAME-d16k.txt and prof-NAME-d229.txt, and prints each profile's stages summed over
+# /tmp/prof-NAME-d16k.txt and prof-NAME-d229.txt, all of them appended to $OUT/profiles.txt (a call
+# brings back at most 8 files), and prints each profile's stages summed over
 # the layers (scripts/profile-sum.awk), the largest first, and the attention items' phases. A
 # profile entry NAME:VAR=VALUE profiles build NAME with that one variable set, e.g.
 # main:ARBOR_GPU_PROBE_REPEAT=1 (the attention chunk stages cold, then warm; its files are
@@ -26,8 +27,8 @@ for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
     mkdir -p /tmp/ctx-$m
     [ -f /tmp/ctx-$m/arbor-bench-c1-16384.park ] ||
         timeout 150 "$base" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
-            --save-contexts /tmp/ctx-$m >"$OUTDIR/save-$m.txt" 2>&1 ||
-        { echo "error: saving the $m context failed:"; tail -3 "$OUTDIR/save-$m.txt"; exit 2; }
+            --save-contexts /tmp/ctx-$m >"/tmp/save-$m.txt" 2>&1 ||
+        { echo "error: saving the $m context failed:"; tail -3 "/tmp/save-$m.txt"; exit 2; }
     echo "context $m: $SECONDS s"
 done
 # An entry NAME or NAME:VAR=VALUE: sets b (the build), e (the environment setting, a harmless
@@ -62,11 +63,12 @@ for v in ${ARBOR_DEEP_PROFILE:-}; do
         else
             args="--rows decode@229"
         fi
-        # (output names without '@': they come back through $OUT)
+        pf=/tmp/prof-$tag-$r.txt
         env "$e" timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu $args --reps 1 --warmup 1 \
-            --profile /tmp/prof-$tag-$r.json >"$OUTDIR/prof-$tag-$r.txt" 2>&1 || echo "profile $v $r: failed"
+            --profile /tmp/prof-$tag-$r.json >"$pf" 2>&1 || echo "profile $v $r: failed"
+        { echo "== profile $m $v $r"; cat "$pf"; } >>"$OUTDIR/profiles.txt"
         echo "profile $m $v $r (us summed over the layers):"
-        awk -f "$(dirname "$0")/profile-sum.awk" "$OUTDIR/prof-$tag-$r.txt" | sort -rn | head -14
-        grep '^phase attn chunk' "$OUTDIR/prof-$tag-$r.txt"  # the chunk items' phases
+        awk -f "$(dirname "$0")/profile-sum.awk" "$pf" | sort -rn | head -14
+        grep '^phase attn chunk' "$pf"  # the chunk items' phases
     done
 done
