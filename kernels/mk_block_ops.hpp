@@ -158,7 +158,7 @@ __device__ inline void cp_async16_hint(unsigned d, const void* src, unsigned lon
 // calls block_stage_wait, then __syncthreads, before reading dst. Otherwise block_stage itself
 // (block_stage_wait then does nothing). With ARBOR_MK_BULK_STAGE, `bulk` spans go by the copy
 // engine instead (mk_bulk_issue). With ARBOR_MK_KV_EVICT_FIRST, `evict_first` spans carry the L2
-// evict-first policy (bulk spans do not).
+// evict-first policy; a span both `bulk` and `evict_first` goes by cp.async with the policy.
 __device__ inline void block_stage_async(void* dst, const void* src, long long bytes, bool bulk = false,
                                          bool evict_first = false) {
     (void)bulk;
@@ -167,7 +167,7 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
 #if ARBOR_MK_BULK_ON
-        if (bulk) {
+        if (bulk && !evict_first) {  // a streamed span keeps cp.async, which carries the policy
             mk_bulk_issue(d, src, static_cast<unsigned>(bytes));
             return;
         }

@@ -331,7 +331,8 @@ constexpr int kQ8ABytes = 40;  // sizeof(quant::BlockQ8A), asserted in arbor/qua
 static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmemFloats * 4,
               "a tile range (Q8_0 rows, the widest) must fit the arena");
 
-// ARBOR_MK_TILE_IMMA=1 (prepared, off; NVIDIA sm_80 and later, gpu-next29): the tiles' integer
+// ARBOR_MK_TILE_IMMA=1 (prepared, off; NVIDIA builds with the 80 KiB arena, i.e. sm_90 and later
+// only: its codes and dots need 69 KB beside a range; gpu-next29): the tiles' integer
 // dots on the integer tensor cores, the issue's lever "exact integer matrix instructions (int8
 // in, int32 out) for prefill". Each lane unpacks its sub-block of its warp's two rows once, as
 // now, and writes the 32 codes as signed bytes (the format's offset applied: Q4_0's -8, Q6_K's
@@ -577,9 +578,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // decode@32000 12.54 to 11.34, decode@4096 7.93 to 7.76, decode@229 unchanged (the pass does not
 // stream); qwen3-4b decode@16384 7.77 to 7.19. Reads and prefills do not take it and moved by code
 // layout alone: `moer`'s read50@16384 0.6% faster, qwen3-4b's read and prefill 0.1-0.2% slower. Nsight Compute on `moer`'s step at 16384
-// cells: 9.60 to 8.48 ms, the barrier stall 9.4 to 8.2 cycles an issued instruction. The bulk
-// copies (ARBOR_MK_BULK_STAGE) keep the default policy. On by default wherever
-// ARBOR_MK_ASYNC_STAGE is (NVIDIA).
+// cells: 9.60 to 8.48 ms, the barrier stall 9.4 to 8.2 cycles an issued instruction. With
+// ARBOR_MK_BULK_STAGE, a streamed pass's spans keep cp.async (the bulk copies would drop the
+// policy). On by default wherever ARBOR_MK_ASYNC_STAGE is (NVIDIA).
 #ifndef ARBOR_MK_KV_EVICT_FIRST
 #define ARBOR_MK_KV_EVICT_FIRST ARBOR_MK_ASYNC_STAGE
 #endif

@@ -94,29 +94,29 @@ __device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, 
 // 8 words (a slot every 12 words and a sub-block every 193, so that neither the lanes' stores,
 // one sub-block a lane, nor the mma fragments' loads, 8 rows x 4 words, meet in a bank), then the
 // integer dots, [slot][token] rows of 33 (a sub-block a word).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "ARBOR_MK_TILE_IMMA needs mma.sync on integers (sm_80 and later)"
+#endif
 constexpr int kImmaSlotWords = 12, kImmaSubWords = kTileRows * kImmaSlotWords + 1, kImmaRow = 33;
 constexpr int kImmaCodeBytes = 32 * kImmaSubWords * 4, kImmaDotBytes = kTileRows * kTileTokens * kImmaRow * 4;
 static_assert(((kTileRows * 32 * 34 + 15) & ~15) + kTileTokens * 32 * kQ8ABytes + kImmaCodeBytes + kImmaDotBytes <=
                   kMkSmemFloats * 4,
-              "ARBOR_MK_TILE_IMMA's codes and dots must fit the arena beside the widest range");
+              "ARBOR_MK_TILE_IMMA's codes and dots must fit the arena beside the widest range (the 80 KiB arena "
+              "of sm_90 and later builds)");
 
 __device__ inline void mma_s8_16832(int32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                                     uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+#if defined(__CUDA_ARCH__)
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-    __trap();
 #endif
 }
 __device__ inline void mma_s8_16816(int32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+#if defined(__CUDA_ARCH__)
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
                  : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                  : "r"(a0), "r"(a1), "r"(b0));
-#else
-    __trap();
 #endif
 }
 

@@ -6,7 +6,8 @@
 #   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
 # About 70 s for the two contexts (made once per machine by this tree's build), then about 12 s
 # a build, shape and round. Prints "round shape build row p50 min max" (ms) and writes
-# $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes. A variant
+# $OUT/deep-rows.txt. ARBOR_DEEP_ROUNDS sets the rounds, ARBOR_DEEP_SHAPES the shapes,
+# ARBOR_DEEP_ROWS the rows (bench's --rows list; e.g. add read50@229,prefill256@229). A variant
 # NAME:VAR=VALUE runs build NAME (main: this tree's) with that environment variable set, e.g.
 # ARBOR_DEEP_VARIANTS="op main:ARBOR_GPU_HEAD_SPLIT=0" (a run-time switch costs no build).
 # ARBOR_DEEP_PROFILE="main op" then profiles each named build's decode@16384 (from the first
@@ -41,7 +42,7 @@ entry() {
     [ "$b" = main ] && cli=$base
     [ -x "$cli" ]
 }
-rows=read50@16384,prefill256@16384,decode@16384,decode@229
+rows=${ARBOR_DEEP_ROWS:-read50@16384,prefill256@16384,decode@16384,decode@229}
 for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
     for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
         for v in main ${ARBOR_DEEP_VARIANTS:-}; do
@@ -54,6 +55,7 @@ for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
     done
 done | tee "$OUTDIR/deep-rows.txt"
 m=${ARBOR_DEEP_SHAPES:-moer q4b}; m=${m%% *}
+[ -n "${ARBOR_DEEP_PROFILE:-}" ] && : >"$OUTDIR/profiles.txt"
 for v in ${ARBOR_DEEP_PROFILE:-}; do
     entry "$v" || { echo "profile $v: no build"; continue; }
     tag=$(printf '%s' "$v" | tr -c 'A-Za-z0-9_-' '_')  # main:ARBOR_GPU_PROBE_REPEAT=1 -> main_ARBOR_GPU_PROBE_REPEAT_1

@@ -9,7 +9,7 @@
 #   run(command="bash scripts/device-ncu.sh", carry=[".carry/models"])
 # after device-ab.sh's build part on the same warm machine (it uses /tmp/b and the shapes in
 # /tmp/arbor-shapes; device-deep-rows.sh's saved 16k contexts too, when they are there).
-# ARBOR_NCU_BUILDS="main ef" also profiles variant builds (/tmp/bv-NAME), ARBOR_NCU_ROWS picks the
+# ARBOR_NCU_BUILDS="main li" also profiles variant builds (/tmp/bv-NAME), ARBOR_NCU_ROWS picks the
 # rows (default "d229 d16k": decode@229 and decode@16384 of moer). Each profile is one
 # decode launch (the 11th, past the context's prefill and the first steps), kernel replay with
 # the clocks left alone; where the replay fails, the whole program is replayed instead. Writes
@@ -73,8 +73,10 @@ for b in ${ARBOR_NCU_BUILDS:-main}; do
         if [ "$SOURCE" = 1 ]; then
             # A -lineinfo build's page can interleave the CUDA lines (cuda,sass), where this ncu
             # takes that form; else the SASS alone.
-            "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep-source.csv" 2>&1 ||
-                "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-source.csv" 2>&1
+            "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep-source.csv" 2>"$rep-source.err"
+            grep -qE 'STL|LDL' "$rep-source.csv" ||
+                "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-source.csv" 2>"$rep-source.err"
+            grep -qE 'STL|LDL' "$rep-source.csv" || { echo "  source page: no local instructions found"; head -3 "$rep-source.err"; }
             python3 - "$rep-source.csv" "$OUTDIR/ncu-$b-$row-local.csv" <<'PY'
 import csv, re, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
@@ -84,16 +86,19 @@ if hdr is None:
     sys.exit(0)
 h = rows[hdr]
 ex = next((i for i, c in enumerate(h) if c.startswith("Instructions Executed")), None)
-# Each local instruction with the last source-file row before it (a cuda,sass page), if any.
+# Each local instruction with the last row before it that is not a SASS instruction (on a
+# cuda,sass page, the CUDA line it was compiled from), if any.
+sass = re.compile(r"^\s*(@!?U?P\w+\s+)?[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*(\s|$)")
+src = next((i for i, c in enumerate(h) if c.startswith("Source")), 1)
 local, where = [], ""
 for r in rows[hdr + 1:]:
     if any(re.search(r"\b(STL|LDL)(\.|\s|$)", c) for c in r):
         local.append(r + [where])
-    elif any(re.search(r"\.(hpp|hip|cu|h)\b", c) for c in r):
+    elif len(r) > src and r[src].strip() and not sass.match(r[src]):
         where = " ".join(c for c in r if c)[:160]
 def num(r):
     try: return float(r[ex].replace(",", "")) if ex is not None else 0.0
-    except ValueError: return 0.0
+    except (ValueError, IndexError): return 0.0
 local.sort(key=num, reverse=True)
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.writer(f); w.writerow(h + ["source line before"]); w.writerows(local)

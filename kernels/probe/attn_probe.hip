@@ -311,7 +311,11 @@ int main(int argc, char** argv) {
         hpass.n_tokens = 1;
         hpass.n_out = 1;
         hpass.max_chunks = MC;
-        hpass.kv_stream = ARBOR_MK_KV_EVICT_FIRST ? 1 : 0;  // a build with the switch: its copies at every depth
+        // Streamed (evict-first K and V copies) where the engine streams it (GpuBackend::kv_stream):
+        // the step's cells over every layer at least the L2's size.
+        const bool stream = ARBOR_MK_KV_EVICT_FIRST &&
+                            double(layers) * double(layer_bytes) / mkm::kChunk * double(cells + 1) >= double(prop.l2CacheSize);
+        hpass.kv_stream = stream ? 1 : 0;
         hpass.pos = pos;
         hpass.seq = seq;
         hpass.pages = pages;
@@ -384,9 +388,10 @@ int main(int argc, char** argv) {
                 }
             }
         }
-        std::printf("\ndecode at %lld cells: %lld chunk%s, %lld items of %lld q head%s (head_parts %d), %s\n", cells, MC,
-                    MC == 1 ? "" : "s", items, group / s.head_parts, group / s.head_parts == 1 ? "" : "s", s.head_parts,
-                    MC == 1 ? "direct (the attention row and its Q8A blocks)" : "chunk rows for the combine");
+        std::printf("\ndecode at %lld cells: %lld chunk%s, %lld items of %lld q head%s (head_parts %d), %s, KV %s\n", cells,
+                    MC, MC == 1 ? "" : "s", items, group / s.head_parts, group / s.head_parts == 1 ? "" : "s", s.head_parts,
+                    MC == 1 ? "direct (the attention row and its Q8A blocks)" : "chunk rows for the combine",
+                    stream ? "streamed (evict-first copies)" : "not streamed");
         std::printf("%-5s %10s %10s %10s %10s %10s", "mode", "level_med", "level_min", "level_max", "workgroup", "clocked");
         for (int p = kPhAttnQ; p <= kPhAttnWrite; ++p) std::printf(" %10.10s", kMkPhaseNames[p] + 12);
         std::printf("\n  (us: the level's median, min and max over the repetitions; a workgroup's mean time; the level with\n"

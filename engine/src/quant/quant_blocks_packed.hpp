@@ -211,8 +211,7 @@ struct Packed<Q6_K> {
         ARBOR_UNROLL
         for (int j = 0; j < 8; ++j)
             p.q[j] = ((ld32_a2(ql + 4 * j) >> lshift) & 0x0f0f0f0fu) | (((ld32_a2(qh + 4 * j) >> hshift) & 0x03030303u) << 4);
-        p.k1 = int8_t(b[192 + 2 * sb]);
-        p.k2 = int8_t(b[192 + 2 * sb + 1]);
+        group_scales(b, sb, &p.k1, &p.k2);
         p.ws = fp16_to_f32(ld16(b + 208));
         return p;
     }
