@@ -130,9 +130,16 @@ if [ "$PART" = build ]; then
             [ -x $v/tests/gpu/gpu_logits_exact ] || { echo "variant $name: no test programs (build failed?)"; rc=2; continue; }
             r1=$(ARBOR_GPU_MODELS="$models" timeout 120 $v/tests/gpu/gpu_megakernel_exact </dev/null 2>&1 | tail -1)
             r2=$(timeout 60 $v/tests/gpu/gpu_megakernel_hang </dev/null 2>&1 | tail -1)
-            r3=$(timeout 150 $v/tests/gpu/gpu_logits_exact --a gpu --b cpu --models "$models" --cli $v/engine/arbor-cli </dev/null 2>&1 | tail -1)
+            timeout 150 $v/tests/gpu/gpu_logits_exact --a gpu --b cpu --models "$models" --cli $v/engine/arbor-cli \
+                </dev/null >$v/logits-exact.log 2>&1
+            r3=$(tail -1 $v/logits-exact.log)
             echo "variant $name exactness: megakernel_exact [$r1] hang [$r2] logits [$r3]"
             case "$r1 $r2 $r3" in *" 0 failed"*" 0 failed"*" 0 failed"*) ;; *) rc=2 ;; esac
+            # A failing suite: its first failures (which row, decode or prefill) and the cases that passed.
+            case "$r3" in *" 0 failed"*) ;; *)
+                grep -m 4 '^FAIL' $v/logits-exact.log | cut -c1-300
+                echo "  passed: $(grep '^ok ' $v/logits-exact.log | head -5 | cut -c1-80 | tr '\n' ';')" ;;
+            esac
         done < <(variants)
         echo "variants checked: $(el) s"
     fi
