@@ -783,15 +783,16 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
 // lever) sets it for every decode step, so that the exactness suite's short contexts run the
 // evict-first copies too.
 long long GpuBackend::kv_stream(const PassTokens& pt) const {
+    static const bool forced = env_is("ARBOR_GPU_KV_STREAM", "1");
+    if (!forced) {  // the cells first: most passes stop here, before the decode test below
+        const double cell_bytes = double(model_->kv_bytes_per_cell(int64_t(host_pass_.d.kv_elem_bytes)));
+        double cells = 0;
+        for (int32_t p : pt.pos) cells += double(p) + 1;
+        if (rt_->l2_bytes() <= 0 || cells * cell_bytes < double(rt_->l2_bytes())) return 0;
+    }
     std::vector<int32_t> seqs(pt.seq);
     std::sort(seqs.begin(), seqs.end());
-    if (std::adjacent_find(seqs.begin(), seqs.end()) != seqs.end()) return 0;
-    static const bool forced = env_is("ARBOR_GPU_KV_STREAM", "1");
-    if (forced) return 1;
-    const double cell_bytes = double(model_->weights().layers.size()) * double(host_pass_.d.kv_layer_bytes) / kKvPageCells;
-    double cells = 0;
-    for (int32_t p : pt.pos) cells += double(p) + 1;
-    return rt_->l2_bytes() > 0 && cells * cell_bytes >= double(rt_->l2_bytes()) ? 1 : 0;
+    return std::adjacent_find(seqs.begin(), seqs.end()) == seqs.end() ? 1 : 0;
 }
 
 Status GpuBackend::run_pass(const PassTokens& pt, float* logits) {

@@ -888,13 +888,8 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #if ARBOR_MK_STAGE_TWICE
                                              , const uint8_t* v0, int hdv
 #endif
-#if ARBOR_MK_KV_EVICT_FIRST
                                              , bool evict_first
-#endif
 ) {
-#if !ARBOR_MK_KV_EVICT_FIRST
-    constexpr bool evict_first = false;
-#endif
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
     ARBOR_MK_SMEM(stage);
@@ -1034,17 +1029,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
         raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
-#if ARBOR_MK_KV_EVICT_FIRST
-#define ARBOR_MK_KV_EF_ARG , P.kv_stream != 0
-#else
-#define ARBOR_MK_KV_EF_ARG
-#endif
 #if ARBOR_MK_STAGE_TWICE
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv ARBOR_MK_KV_EF_ARG);
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv, P.kv_stream != 0);
 #else
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc ARBOR_MK_KV_EF_ARG);
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0);
 #endif
-#undef ARBOR_MK_KV_EF_ARG
     else
 #endif
     for (int c0 = 0; c0 < n; c0 += kpiece) {

@@ -108,15 +108,15 @@ __device__ inline void mma_s8_16832(int32_t (&c)[4], uint32_t a0, uint32_t a1, u
                                     uint32_t b1) {
 #if defined(__CUDA_ARCH__)
     asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
 }
 __device__ inline void mma_s8_16816(int32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
 #if defined(__CUDA_ARCH__)
     asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a0), "r"(a1), "r"(b0));
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(b0));
 #endif
 }
 
@@ -192,20 +192,18 @@ __device__ inline void tile_chains(const MkW* const* mats, int nm, long long r0,
         uint32_t* codes = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(xsm) + kTileTokens * 32 * kQ8ABytes);
         int32_t* dots = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(codes) + kImmaCodeBytes);
         const bool act = lane < ns && 2 * warp < slots, two = 2 * warp + 1 < slots;
-        quant::blocks::PackedSub f0, f1;  // p0's and p1's factors (their codes go to the arena)
+        quant::blocks::PackedSub p0, p1;  // their codes go to the arena, their factors stay
         if (act) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
-            const quant::blocks::PackedSub p0 = Pk::unpack(wsm + (2 * warp) * kRangeBytes + blk, sb);
-            const quant::blocks::PackedSub p1 = Pk::unpack(wsm + (2 * warp + (two ? 1 : 0)) * kRangeBytes + blk, sb);
+            p0 = Pk::unpack(wsm + (2 * warp) * kRangeBytes + blk, sb);
+            p1 = Pk::unpack(wsm + (2 * warp + (two ? 1 : 0)) * kRangeBytes + blk, sb);
             uint32_t* c0 = codes + lane * kImmaSubWords + (2 * warp) * kImmaSlotWords;
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
                 c0[j] = Pk::code_s8(p0.q[j]);
                 c0[kImmaSlotWords + j] = Pk::code_s8(p1.q[j]);  // (one slot: a copy, never read)
             }
-            f0.ws = p0.ws, f0.wm = p0.wm, f0.k1 = p0.k1, f0.k2 = p0.k2;
-            f1.ws = p1.ws, f1.wm = p1.wm, f1.k1 = p1.k1, f1.k2 = p1.k2;
         }
         __syncthreads();
         imma_dots<Fmt>(codes, xsm, wsm, kRangeBytes, ns, dots);
@@ -216,10 +214,10 @@ __device__ inline void tile_chains(const MkW* const* mats, int nm, long long r0,
             for (int k = 0; k < kTileTokens; ++k) {
                 if (k >= nt) continue;
                 const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], Pk::dot_terms(f0, d0[k * kImmaRow], x.sum), x.d);
+                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], Pk::dot_terms(p0, d0[k * kImmaRow], x.sum), x.d);
                 if (two)
                     acc[kTileTokens + k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                        acc[kTileTokens + k], Pk::dot_terms(f1, d0[(kTileTokens + k) * kImmaRow], x.sum), x.d);
+                        acc[kTileTokens + k], Pk::dot_terms(p1, d0[(kTileTokens + k) * kImmaRow], x.sum), x.d);
             }
         }
 #else

@@ -11,8 +11,9 @@
 #   bash scripts/device-depth.sh moe32k qwen3moe-30b-a3b decode@32000 (and decode@229 beside it)
 #   bash scripts/device-depth.sh moer32k the other decode rows on the routed MoE (moer):
 #                                       decode@32000, decode@4096 and decode@229, three reps
-#   bash scripts/device-depth.sh x8a    qwen3moe read50x4@16384, its four contexts saved
-#   bash scripts/device-depth.sh x8b    qwen3moe read50x8@16384, contexts 1-4 woken from x8a's files
+#   bash scripts/device-depth.sh x8a    the routed MoE (moer) read50x4@16384, its four contexts saved
+#   bash scripts/device-depth.sh x8b    moer read50x8@16384, contexts 1-4 woken from x8a's files
+#                                       (the two ran on the zero-data `moe` until gpu-next29)
 #   bash scripts/device-depth.sh fn16k  flashnext decode@16384 (profiled: the indexer at 16k),
 #                                       prefill256@16384, read50@16384, read50x4@16384, the four
 #                                       contexts saved
@@ -72,14 +73,15 @@ moer32k)
     bench moer 560 moer-32k --rows decode@32000,decode@4096,decode@229 --reps 3 --warmup 1
     ;;
 x8a)
-    shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
-    rm -f /tmp/ctx/arbor-bench-c?-16384.park
-    bench moe 560 moe-x4 --rows read50@16384,read50x4@16384 --reps 2 --warmup 1 --save-contexts /tmp/ctx
+    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    rm -f /tmp/ctx-x8/arbor-bench-c?-16384.park
+    mkdir -p /tmp/ctx-x8
+    bench moer 560 moer-x4 --rows read50@16384,read50x4@16384 --reps 2 --warmup 1 --save-contexts /tmp/ctx-x8
     ;;
 x8b)
-    shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
-    c=/tmp/ctx/arbor-bench-c
-    bench moe 560 moe-x8 --rows read50@16384,read50x8@16384 --reps 2 --warmup 1 \
+    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    c=/tmp/ctx-x8/arbor-bench-c
+    bench moer 560 moer-x8 --rows read50@16384,read50x8@16384 --reps 2 --warmup 1 \
         --context "${c}1-16384.park,${c}2-16384.park,${c}3-16384.park,${c}4-16384.park"
     ;;
 fn16k)
