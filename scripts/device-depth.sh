@@ -37,11 +37,9 @@ if [ ! -x "$CLI" ]; then
     ninja -C "$BUILD" arbor-cli >"$BUILD.build.log" 2>&1 || { grep -E "error" -A3 "$BUILD.build.log" | head -40; exit 2; }
     echo "build: $(el) s"
 fi
-shape() {  # shape NAME ARGS...: the zero-data synthetic model /tmp/arbor-shapes/NAME.gguf
-    local n=$1; shift
-    [ -f "/tmp/arbor-shapes/$n.gguf" ] || "$CLI" synth "$@" --zero-data -o "/tmp/arbor-shapes/$n.gguf" >/dev/null ||
-        { echo "error: synth $n failed"; exit 2; }
-}
+# shape NAME: the zero-data synthetic model /tmp/arbor-shapes/NAME.gguf (scripts/device-shapes.sh)
+. "$(dirname "$0")/device-shapes.sh"
+shape() { make_shapes "$CLI" "$1"; [ -f "/tmp/arbor-shapes/$1.gguf" ] || exit 2; }
 # bench NAME TIMEOUT LABEL ARGS...: one bench run, its output in $OUTDIR/LABEL.txt; prints the
 # rows, the park/wake lines, errors and the profile per stage.
 bench() {
@@ -57,7 +55,7 @@ bench() {
 }
 case "$part" in
 fn)
-    shape fn --arch flashnext --shape 30b-a3b
+    shape fn
     rm -f /tmp/ctx/arbor-bench-c1-31900.park
     bench fn 420 fn-depth --rows decode@31900,decode@16384,decode@4096,decode@229 --reps 2 --warmup 1 \
         --save-contexts /tmp/ctx --profile /tmp/fn-depth.trace.json
@@ -65,33 +63,33 @@ fn)
         --context /tmp/ctx/arbor-bench-c1-31900.park --profile /tmp/fn-repool.trace.json
     ;;
 moe32k)
-    shape moe --arch qwen3moe --shape qwen3moe-30b-a3b
+    shape moe
     bench moe 560 moe-32k --rows decode@32000,decode@229 --reps 2 --warmup 1 --profile /tmp/moe-32k.trace.json
     ;;
 moer32k)
-    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    shape moer
     bench moer 560 moer-32k --rows decode@32000,decode@4096,decode@229 --reps 3 --warmup 1
     ;;
 x8a)
-    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    shape moer
     rm -f /tmp/ctx-x8/arbor-bench-c?-16384.park
     mkdir -p /tmp/ctx-x8
     bench moer 560 moer-x4 --rows read50@16384,read50x4@16384 --reps 2 --warmup 1 --save-contexts /tmp/ctx-x8
     ;;
 x8b)
-    shape moer --arch qwen3moe --shape qwen3moe-30b-a3b --routed
+    shape moer
     c=/tmp/ctx-x8/arbor-bench-c
     bench moer 560 moer-x8 --rows read50@16384,read50x8@16384 --reps 2 --warmup 1 \
         --context "${c}1-16384.park,${c}2-16384.park,${c}3-16384.park,${c}4-16384.park"
     ;;
 fn16k)
-    shape fn --arch flashnext --shape 30b-a3b
+    shape fn
     rm -f /tmp/ctx-fn/arbor-bench-c?-16384.park
     bench fn 560 fn-16k --rows decode@16384,prefill256@16384,read50@16384,read50x4@16384 --reps 2 --warmup 1 \
         --save-contexts /tmp/ctx-fn --profile /tmp/fn-16k.trace.json
     ;;
 fn16kb)
-    shape fn --arch flashnext --shape 30b-a3b
+    shape fn
     c=/tmp/ctx-fn/arbor-bench-c
     ARBOR_FN_REPOOL=1 bench fn 120 fn-16k-repool --rows decode@16384 --reps 2 --warmup 1 --context "${c}1-16384.park" \
         --profile /tmp/fn-16k-repool.trace.json
