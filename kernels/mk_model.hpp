@@ -345,6 +345,11 @@ static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmem
 // read50@229 profile (the stage 1365), each lane's 128-256 dp4a a range down to a warp's 4 mma;
 // read50 and prefill256 at 16384 cells 1-3% (their attention is most of the pass), at 229 cells
 // 5-10%; decode unchanged (it takes no tiles). docs/BENCHMARKS.md "gpu-next29".
+// Measured (gpu-next30): exact (371/0, 28/0, 10/0) but slower, against that prediction: qwen3-4b
+// read50@229 +11%, prefill256@229 +9%, read50@16384 +7%; the MoE +1.5-2%. A tile of 16 rows x 8
+// tokens gives each sub-block's mma 4 dp4a a lane to replace, and it pays for them with the codes'
+// byte stores, two more workgroup barriers a range and the dots' round trip through the arena.
+// Off; worth another look only with more tokens an item (the instruction's reuse grows with them).
 #ifndef ARBOR_MK_TILE_IMMA
 #define ARBOR_MK_TILE_IMMA 0
 #endif
@@ -600,6 +605,10 @@ constexpr long long kMkDownSplitTokens = 8;
 // (attn_softmax_spread); each exponential is the same, and the max differs at most in the sign
 // of a zero, which nothing computed from it sees. A one-head item's lanes now take 8 of 229
 // exponentials each, one after another (about 0.4 us); spread, one.
+// gpu-next30 found it not exact (370 of 371 cases; the others, ARBOR_MK_LSUM_V4 and
+// ARBOR_MK_O_UNROLL2, exact): nvcc had deleted the sums (attn_chunk_l's shared-memory assume,
+// folded to false; see there). Fixed in the source, its PTX checked whole by
+// scripts/ptx-assume-check.sh; not yet run on a GPU.
 #ifndef ARBOR_MK_SOFTMAX_SPREAD
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
