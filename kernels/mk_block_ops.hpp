@@ -804,11 +804,12 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
 // in order (one thread). ARBOR_MK_LSUM_V4: 16 cells a round as four 16-byte loads (e 16-byte
 // aligned), the next round's loads issued before this round's adds, so the loads' latency hides
 // under the chain of adds; the adds are the same, in the same order.
-// No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared,
-// and in attn_softmax_spread nvcc 13 took this second assume (of sc + h * kChunk, after the
-// function's own of sc) as false and deleted the whole `r == 0` block, the sums and maxima with
-// it (gpu-next30: 370 of 371 cases wrong). Without it the default's PTX is byte-identical and
-// the spread's loads are still ld.shared. scripts/ptx-assume-check.sh catches such deletions.
+// No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
+// With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
+// the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in
+// attn_chunk_cells, which nests the same assumes, is not known. Without it the default's PTX is
+// byte-identical and the spread's loads are still ld.shared. scripts/ptx-assume-check.sh
+// compares the PTX with and without the assumes and catches such deletions.
 __device__ inline float attn_chunk_l(const float* e, int n) {
     float l = 0.0f;
     int j = 0;

@@ -346,7 +346,7 @@ static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmem
 // read50 and prefill256 at 16384 cells 1-3% (their attention is most of the pass), at 229 cells
 // 5-10%; decode unchanged (it takes no tiles). docs/BENCHMARKS.md "gpu-next29".
 // Measured (gpu-next30): exact (371/0, 28/0, 10/0) but slower, against that prediction: qwen3-4b
-// read50@229 +11%, prefill256@229 +9%, read50@16384 +7%; the MoE +1.5-2%. A tile of 16 rows x 8
+// read50@229 +11%, prefill256@229 +9%, read50@16384 +7%; the MoE +0.9-2.2%. A tile of 16 rows x 8
 // tokens gives each sub-block's mma 4 dp4a a lane to replace, and it pays for them with the codes'
 // byte stores, two more workgroup barriers a range and the dots' round trip through the arena.
 // Off; worth another look only with more tokens an item (the instruction's reuse grows with them).

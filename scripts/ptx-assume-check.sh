@@ -6,38 +6,52 @@
 # compiler emits; but one it folds to false makes the code after it unreachable, and nvcc
 # deletes it without a word (gpu-next30: the spread softmax's sums, 370 of 371 cases wrong). This
 # compiles the PTX with the flags given and again with both kinds of assume off (two nvcc runs of
-# about 35 s, in parallel) and
-# compares each function's counts of stores, atomics, barriers, float adds and multiply-adds,
-# exponentials, shuffles, mma and cp.async: a function that lost code under the assumes has fewer.
-# Exit 0: the same counts; 1: a function differs (listed); 2: a build failed. Needs nvcc and a
-# configured build folder for the generated headers (ARBOR_PTX_BUILD, default /tmp/lb: cmake -S .
-# -B /tmp/lb -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=OFF).
+# 35-90 s, in parallel) and compares each function's counts of loads, stores, atomics, barriers,
+# float adds, subtractions, multiplies, divisions and multiply-adds, dp4a, shuffles, mma, cp.async,
+# branches, returns and calls: a function that lost code under the assumes has fewer.
+# Exit 0: the same counts; 1: a function differs (listed); 2: a build or the comparison failed.
+# Needs nvcc, no GPU (about 35 s here). ARBOR_PTX_KEEP=DIR keeps the two PTX files there
+# (assumed.ptx, plain.ptx) to read a difference.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-gen=${ARBOR_PTX_BUILD:-/tmp/lb}/engine/generated
-[ -d "$gen" ] || { echo "error: no generated headers at $gen (configure the build folder first)"; exit 2; }
+command -v nvcc >/dev/null || { echo "error: no nvcc here"; exit 2; }
+case " $* " in *" -DARBOR_MK_SMEM_ASSUME=0 "*)
+    echo "warning: -DARBOR_MK_SMEM_ASSUME=0 given: the shared-memory assumes are off in both builds" ;;
+esac
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ptx() {  # ASSUME OUT
+p0="" p1=""
+trap 'kill $p0 $p1 2>/dev/null; rm -rf "$tmp"' EXIT
+# The generated headers (arbor/version etc.) of a configure without Qt, CUDA or the app.
+cmake -S . -B "$tmp/b" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=OFF -DARBOR_GFX1151_CHECK=OFF >"$tmp/configure.log" 2>&1 ||
+    { tail -5 "$tmp/configure.log"; echo "error: configure failed"; exit 2; }
+ptx() {  # ASSUME OUT FLAGS...
     local off=()
     [ "$1" = 0 ] && off=(-UARBOR_MK_SMEM_ASSUME -DARBOR_MK_SMEM_ASSUME=0 -UARBOR_MK_GLOBAL_LOADS -DARBOR_MK_GLOBAL_LOADS=0)
     nvcc -x cu -std=c++20 -arch=sm_90 -DARBOR_MK_SMEM_FLOATS=20480 "${@:3}" "${off[@]}" \
-        --fmad=false -prec-div=true -prec-sqrt=true -Iengine/include -Iengine/src -Ikernels -I"$gen" \
-        -ptx kernels/megakernel.hip -o "$2" >"$2.log" 2>&1 || { echo "error: nvcc (assume $1) failed:"; tail -5 "$2.log"; return 1; }
+        --fmad=false -prec-div=true -prec-sqrt=true -Iengine/include -Iengine/src -Ikernels -I"$tmp/b/engine/generated" \
+        -ptx kernels/megakernel.hip -o "$2" >"$2.log" 2>&1
 }
 ptx 1 "$tmp/a.ptx" "$@" & p1=$!
 ptx 0 "$tmp/n.ptx" "$@" & p0=$!
-wait $p1 || exit 2
-wait $p0 || exit 2
-/usr/bin/python3 - "$tmp/n.ptx" "$tmp/a.ptx" <<'PY'
+wait $p1; r1=$?
+wait $p0; r0=$?
+p0="" p1=""
+for r in "1 $r1 a" "0 $r0 n"; do
+    set -- $r
+    [ "$2" = 0 ] || { echo "error: nvcc (assumes $([ "$1" = 1 ] && echo on || echo off)) failed:"; tail -5 "$tmp/$3.ptx.log"; }
+done
+[ "$r1" = 0 ] && [ "$r0" = 0 ] || exit 2
+python3 - "$tmp/n.ptx" "$tmp/a.ptx" <<'PY'
 import collections, re, sys
-KINDS = ("st.", "atom.", "red.", "bar.", "add.rn.f32", "fma.rn.f32", "ex2", "mma", "cp.async", "shfl", "call")
+KINDS = ("ld.", "st.", "atom.", "red.", "bar.", "add.rn.f32", "sub.rn.f32", "mul.rn.f32", "div.rn",
+         "fma.rn.f32", "dp4a", "mma", "cp.async", "shfl", "bra", "ret", "call")
+HEADER = re.compile(r"^(?:\.(?:visible|weak|extern)\s+)*\.(entry|func)\b.*?(\w+)\s*\(?\s*$")
 def counts(path):
     out, c = {}, None
     for line in open(path):
-        m = re.match(r"^\.(visible |weak )?(entry|func)\b.*?(\w+)\(?\s*$", line)
+        m = HEADER.match(line)
         if m:
-            c = out.setdefault(m.group(3), collections.Counter())
+            c = out.setdefault(m.group(2), collections.Counter())
             continue
         t = line.split()
         if c is None or not t:
@@ -47,7 +61,11 @@ def counts(path):
             if op.startswith(k):
                 c[k] += 1
     return out
-plain, assumed = counts(sys.argv[1]), counts(sys.argv[2])
+try:
+    plain, assumed = counts(sys.argv[1]), counts(sys.argv[2])
+except Exception as e:  # exit 1 means "a function differs"
+    print(f"error: reading the PTX: {e}")
+    sys.exit(2)
 bad = 0
 for f in sorted(set(plain) | set(assumed)):
     a, b = plain.get(f, collections.Counter()), assumed.get(f, collections.Counter())
@@ -58,3 +76,9 @@ for f in sorted(set(plain) | set(assumed)):
 print(f"{len(assumed)} functions, {bad} differ" + (": code lost under the assumes" if bad else ""))
 sys.exit(1 if bad else 0)
 PY
+rc=$?
+if [ -n "${ARBOR_PTX_KEEP:-}" ]; then
+    mkdir -p "$ARBOR_PTX_KEEP" && cp "$tmp/a.ptx" "$ARBOR_PTX_KEEP/assumed.ptx" && cp "$tmp/n.ptx" "$ARBOR_PTX_KEEP/plain.ptx"
+fi
+[ $rc -le 1 ] || { echo "error: the comparison failed (rc $rc)"; exit 2; }
+exit $rc
