@@ -2,7 +2,8 @@
 # The deep rows (read50@16384, prefill256@16384, decode@16384) and decode@229 of the qwen3moe
 # (moer: routing kept, synth --routed) and qwen3-4b shapes for this tree's build and its
 # variants, from one saved 16k context per shape, interleaved, two rounds. Run it on a warm
-# machine after the build part of device-ab.sh (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME):
+# machine after the build part of device-ab.sh (ARBOR_AB_BASE=none; the variants in /tmp/bv-NAME;
+# on a bare machine it runs that build part itself first, given the same ARBOR_AB_VARIANTS):
 #   run(command="ARBOR_DEEP_VARIANTS='op' bash scripts/device-deep-rows.sh", carry=[".carry/models"])
 # About 70 s for the two contexts (made once per machine by this tree's build), then about 12 s
 # a build, shape and round. Prints "round shape build row p50 min max" (ms) and writes
@@ -22,7 +23,14 @@ set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
 base=/tmp/b/engine/arbor-cli
-[ -x "$base" ] || { echo "error: no build at /tmp/b (run device-ab.sh's build part on this machine first)"; exit 2; }
+# A machine released since the build call (it is held only 30 s after a call) comes back bare:
+# then build here first, this tree and the variants ARBOR_AB_VARIANTS names (the build call's
+# variable, passed again), without the exactness runs (gpu-next30 lost a call and a start to it).
+if [ ! -x "$base" ]; then
+    echo "no build at /tmp/b (a fresh machine): building this tree${ARBOR_AB_VARIANTS:+ and its variants} first"
+    ARBOR_AB_PART=build ARBOR_AB_BASE=none ARBOR_AB_EXACT=0 ARBOR_AB_VARIANT_EXACT=0 bash "$(dirname "$0")/device-ab.sh" | tail -4
+    [ -x "$base" ] || { echo "error: no build at /tmp/b after building"; exit 2; }
+fi
 for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
     [ -f /tmp/arbor-shapes/$m.gguf ] || { echo "error: no shape /tmp/arbor-shapes/$m.gguf"; exit 2; }
     mkdir -p /tmp/ctx-$m
