@@ -331,31 +331,12 @@ constexpr int kQ8ABytes = 40;  // sizeof(quant::BlockQ8A), asserted in arbor/qua
 static_assert(kTileRows * 32 * 34 + 16 + kTileTokens * 32 * kQ8ABytes <= kMkSmemFloats * 4,
               "a tile range (Q8_0 rows, the widest) must fit the arena");
 
-// ARBOR_MK_TILE_IMMA=1 (prepared, off; NVIDIA builds with the 80 KiB arena, i.e. sm_90 and later
-// only: its codes and dots need 69 KB beside a range; gpu-next29): the tiles' integer
-// dots on the integer tensor cores, the issue's lever "exact integer matrix instructions (int8
-// in, int32 out) for prefill". Each lane unpacks its sub-block of its warp's two rows once, as
-// now, and writes the 32 codes as signed bytes (the format's offset applied: Q4_0's -8, Q6_K's
-// -32) to the arena; then one mma.sync.m16n8k32.s32.s8.s8.s32 a sub-block gives all 16 rows x 8
-// tokens of its integer dot (Q6_K: two m16n8k16, one for each 16-element group, combined with
-// the group scales as Packed<Q6_K>::apply does). An integer dot of int8 products is exact in any
-// order, and every format's codes fit int8, so the lanes then build the same SubTerms from it
-// and run the same lane chains: the bits do not change. What it should save (written before any
-// run): the tiles' dots phase, 527 ms of 1892 summed over the workgroups in the MoE's
-// read50@229 profile (the stage 1365), each lane's 128-256 dp4a a range down to a warp's 4 mma;
-// read50 and prefill256 at 16384 cells 1-3% (their attention is most of the pass), at 229 cells
-// 5-10%; decode unchanged (it takes no tiles). docs/BENCHMARKS.md "gpu-next29".
-// Measured (gpu-next30): exact (371/0, 28/0, 10/0) but slower, against that prediction: qwen3-4b
-// read50@229 +11%, prefill256@229 +9%, read50@16384 +7%; the MoE +0.9-2.2%. A tile of 16 rows x 8
-// tokens gives each sub-block's mma 4 dp4a a lane to replace, and it pays for them with the codes'
-// byte stores, two more workgroup barriers a range and the dots' round trip through the arena.
-// Off; worth another look only with more tokens an item (the instruction's reuse grows with them).
-#ifndef ARBOR_MK_TILE_IMMA
-#define ARBOR_MK_TILE_IMMA 0
-#endif
-#if ARBOR_MK_TILE_IMMA && !defined(ARBOR_GPU_VENDOR_NVIDIA)
-#error "ARBOR_MK_TILE_IMMA is NVIDIA's (mma.sync, sm_80 and later); gfx1151 has v_wmma_i32_16x16x16_iu8 instead"
-#endif
+// ARBOR_MK_TILE_IMMA (gpu-next29, the issue's lever "exact integer matrix instructions for
+// prefill": the tiles' integer dots by mma.sync s8 on NVIDIA) measured exact but slower in
+// gpu-next30 (qwen3-4b read50@229 +11%, prefill256@229 +9%): at 16 rows x 8 tokens an item each
+// mma replaces four dp4a a lane and costs the codes' byte stores, two barriers and the dots' trip
+// through the arena. Taken out of the source (docs/BENCHMARKS.md "gpu-next30"; commit a75e4c5
+// has it); an integer-matrix tile would need many more tokens an item.
 
 // Model stage ops (MkStage::op values of the model; see mk_program.hpp for the others).
 enum MkModelOp : int {

@@ -89,79 +89,6 @@ __device__ inline void stage_tile(const MkW* const* mats, int nm, long long r0, 
         stage_tile_words<uint8_t>(mats, nm, r0, nr, off, range_bytes, row_cap, xq, t0, nt, subs, s0, ns, wsm, xsm);
 }
 
-#if ARBOR_MK_TILE_IMMA
-// ARBOR_MK_TILE_IMMA's arena beyond the staged range: the codes as signed bytes, [sub][slot] of
-// 8 words (a slot every 12 words and a sub-block every 193, so that neither the lanes' stores,
-// one sub-block a lane, nor the mma fragments' loads, 8 rows x 4 words, meet in a bank), then the
-// integer dots, [slot][token] rows of 33 (a sub-block a word).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#error "ARBOR_MK_TILE_IMMA needs mma.sync on integers (sm_80 and later)"
-#endif
-constexpr int kImmaSlotWords = 12, kImmaSubWords = kTileRows * kImmaSlotWords + 1, kImmaRow = 33;
-constexpr int kImmaCodeBytes = 32 * kImmaSubWords * 4, kImmaDotBytes = kTileRows * kTileTokens * kImmaRow * 4;
-static_assert(((kTileRows * 32 * 34 + 15) & ~15) + kTileTokens * 32 * kQ8ABytes + kImmaCodeBytes + kImmaDotBytes <=
-                  kMkSmemFloats * 4,
-              "ARBOR_MK_TILE_IMMA's codes and dots must fit the arena beside the widest range (the 80 KiB arena "
-              "of sm_90 and later builds)");
-
-__device__ inline void mma_s8_16832(int32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                    uint32_t b1) {
-#if defined(__CUDA_ARCH__)
-    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-__device__ inline void mma_s8_16816(int32_t (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
-#if defined(__CUDA_ARCH__)
-    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(b0));
-#endif
-}
-
-// Every sub-block sb < ns of the range: its 16 slots x 8 tokens of integer dots into dots, a
-// warp a sub-block at a time. Fragments (PTX ISA, lane = 4 g + t): A row g and g + 8, bytes
-// 4t.. and 16 + 4t..; B token g, the same bytes; C rows g and g + 8, tokens 2t and 2t + 1.
-// Slots past the tile's rows and tokens past its tokens hold whatever the arena held: their dots
-// are never read.
-template <class Fmt>
-__device__ inline void imma_dots(const uint32_t* codes, const quant::BlockQ8A* xsm, const uint8_t* wsm, int range_bytes,
-                                 int ns, int32_t* dots) {
-    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) & 31;
-    const int g = lane >> 2, t = lane & 3;
-    for (int sb = warp; sb < ns; sb += kMkBlockWarps) {
-        const uint32_t* cs = codes + sb * kImmaSubWords;
-        const uint32_t a0 = cs[g * kImmaSlotWords + t], a1 = cs[(g + 8) * kImmaSlotWords + t];
-        const uint32_t a2 = cs[g * kImmaSlotWords + 4 + t], a3 = cs[(g + 8) * kImmaSlotWords + 4 + t];
-        const uint32_t* xb = reinterpret_cast<const uint32_t*>(xsm[g * 32 + sb].q);
-        const uint32_t b0 = xb[t], b1 = xb[4 + t];
-        int32_t c[4] = {0, 0, 0, 0};
-        if constexpr (std::is_same_v<Fmt, quant::blocks::Q6_K>) {
-            // Packed<Q6_K>::apply: k1 * (the first 16 elements' dot) + k2 * (the last 16's), the
-            // scales read from the staged block.
-            int32_t h1[4] = {0, 0, 0, 0};
-            mma_s8_16816(c, a0, a1, b0);
-            mma_s8_16816(h1, a2, a3, b1);
-            const int blk = (sb / Fmt::kSubs) * Fmt::kBytes, sub = sb % Fmt::kSubs;
-            int32_t k1, k2, k1h, k2h;
-            quant::blocks::Packed<Fmt>::group_scales(wsm + g * range_bytes + blk, sub, &k1, &k2);
-            quant::blocks::Packed<Fmt>::group_scales(wsm + (g + 8) * range_bytes + blk, sub, &k1h, &k2h);
-            c[0] = k1 * c[0] + k2 * h1[0];
-            c[1] = k1 * c[1] + k2 * h1[1];
-            c[2] = k1h * c[2] + k2h * h1[2];
-            c[3] = k1h * c[3] + k2h * h1[3];
-        } else {
-            mma_s8_16832(c, a0, a1, a2, a3, b0, b1);
-        }
-        dots[(g * kTileTokens + 2 * t) * kImmaRow + sb] = c[0];
-        dots[(g * kTileTokens + 2 * t + 1) * kImmaRow + sb] = c[1];
-        dots[((g + 8) * kTileTokens + 2 * t) * kImmaRow + sb] = c[2];
-        dots[((g + 8) * kTileTokens + 2 * t + 1) * kImmaRow + sb] = c[3];
-    }
-}
-#endif
-
 // The tile's 2 x kTileTokens lane-chain accumulators of this lane over all ranges of the rows.
 // The tile stages rows r0 .. r0 + nr of each of nm matrices (one, or the FFN's gate and up of one
 // format) interleaved: slot i * nm + m. Warp w owns slots 2w and 2w + 1, so acc[k] is slot 2w's
@@ -186,41 +113,6 @@ __device__ inline void tile_chains(const MkW* const* mats, int nm, long long r0,
         stage_tile(mats, nm, r0, nr, off, range_bytes, kRangeBytes, xq, t0, nt, subs, s0, ns, wsm, xsm);
         __syncthreads();
         pc.mark(kPhTileStage);
-#if ARBOR_MK_TILE_IMMA
-        // The codes of the warp's two slots, then the mma level, then the lanes' chains from the
-        // integer dots (imma_dots).
-        uint32_t* codes = reinterpret_cast<uint32_t*>(reinterpret_cast<uint8_t*>(xsm) + kTileTokens * 32 * kQ8ABytes);
-        int32_t* dots = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(codes) + kImmaCodeBytes);
-        const bool act = lane < ns && 2 * warp < slots, two = 2 * warp + 1 < slots;
-        quant::blocks::PackedSub p0, p1;  // their codes go to the arena, their factors stay
-        if (act) {
-            const int sb = lane % Fmt::kSubs;
-            const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
-            p0 = Pk::unpack(wsm + (2 * warp) * kRangeBytes + blk, sb);
-            p1 = Pk::unpack(wsm + (2 * warp + (two ? 1 : 0)) * kRangeBytes + blk, sb);
-            uint32_t* c0 = codes + lane * kImmaSubWords + (2 * warp) * kImmaSlotWords;
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                c0[j] = Pk::code_s8(p0.q[j]);
-                c0[kImmaSlotWords + j] = Pk::code_s8(p1.q[j]);  // (one slot: a copy, never read)
-            }
-        }
-        __syncthreads();
-        imma_dots<Fmt>(codes, xsm, wsm, kRangeBytes, ns, dots);
-        __syncthreads();
-        if (act) {
-            const int32_t* d0 = dots + (2 * warp) * kTileTokens * kImmaRow + lane;
-#pragma unroll
-            for (int k = 0; k < kTileTokens; ++k) {
-                if (k >= nt) continue;
-                const quant::BlockQ8A& x = xsm[k * 32 + lane];
-                acc[k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[k], Pk::dot_terms(p0, d0[k * kImmaRow], x.sum), x.d);
-                if (two)
-                    acc[kTileTokens + k] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
-                        acc[kTileTokens + k], Pk::dot_terms(p1, d0[(kTileTokens + k) * kImmaRow], x.sum), x.d);
-            }
-        }
-#else
         if (lane < ns && 2 * warp < slots) {
             const int sb = lane % Fmt::kSubs;
             const long long blk = (lane / Fmt::kSubs) * Fmt::kBytes;
@@ -240,7 +132,6 @@ __device__ inline void tile_chains(const MkW* const* mats, int nm, long long r0,
                         quant::blocks::lane_accumulate<Fmt::kHasMin>(acc[kTileTokens + k], Pk::apply(p1, x.q, x.sum), x.d);
             }
         }
-#endif
         __syncthreads();  // the tile is restaged next
         pc.mark(kPhTileDots);
     }

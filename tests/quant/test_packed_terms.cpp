@@ -1,9 +1,8 @@
 // The packed sub-block terms (engine/src/quant/quant_blocks_packed.hpp, which the GPU row dots
 // and tiles use) against each format's reference terms: for random blocks and activations,
 // including the extreme codes and activations, every sub-block's SubTerms must be identical
-// (the float fields bit for bit, the integer sums exactly), and so must the integer-matrix form
-// (code_s8, a plain integer dot, dot_terms). Runs the portable form of dot4 and of the IQ4 table
-// lookup; the GPU forms are checked by gpu_logits_exact on the device.
+// (the float fields bit for bit, the integer sums exactly). Runs the portable form of dot4 and
+// of the IQ4 table lookup; the GPU forms are checked by gpu_logits_exact on the device.
 #include "quant/quant_blocks_packed.hpp"
 
 #include <QRandomGenerator>
@@ -65,35 +64,6 @@ int check_format(QRandomGenerator& rng, int blocks, const char* name) {
                          double(got.ws), got.i1, double(got.wm), got.i2, double(want.ws), want.i1, double(want.wm),
                          want.i2);
                 return -1;
-            }
-            if constexpr (qb::Packed<Fmt>::kHas) {
-                // The integer-matrix form (the GPU tiles' ARBOR_MK_TILE_IMMA): the codes as signed
-                // bytes, their plain integer dot with a (for Q6_K one a 16-element group, weighted
-                // by the group scales read from the block), then dot_terms.
-                const qb::PackedSub pk = qb::Packed<Fmt>::unpack(b, sb);
-                int32_t dot[2] = {0, 0};
-                for (int e = 0; e < 32; ++e) {
-                    const uint32_t w = qb::Packed<Fmt>::code_s8(pk.q[e / 4]);
-                    dot[e / 16] += int32_t(int8_t(uint8_t(w >> (8 * (e % 4))))) * int32_t(a[e]);
-                }
-                int32_t idot = dot[0] + dot[1];
-                if constexpr (std::is_same_v<Fmt, qb::Q6_K>) {
-                    int32_t k1, k2;
-                    qb::Packed<Fmt>::group_scales(b, sb, &k1, &k2);
-                    if (k1 != pk.k1 || k2 != pk.k2) {
-                        qWarning("%s block %d sub-block %d: group scales %d %d, unpack's %d %d", name, i, sb, k1, k2,
-                                 pk.k1, pk.k2);
-                        return -1;
-                    }
-                    idot = k1 * dot[0] + k2 * dot[1];
-                }
-                const qb::SubTerms viaDot = qb::Packed<Fmt>::dot_terms(pk, idot, pasum);
-                if (!same(want, viaDot)) {
-                    qWarning("%s block %d sub-block %d: from the s8 dot (%g, %d, %g, %d), reference (%g, %d, %g, %d)", name,
-                             i, sb, double(viaDot.ws), viaDot.i1, double(viaDot.wm), viaDot.i2, double(want.ws), want.i1,
-                             double(want.wm), want.i2);
-                    return -1;
-                }
             }
             ++checked;
         }

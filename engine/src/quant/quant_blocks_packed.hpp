@@ -75,10 +75,6 @@ ARBOR_HD inline uint32_t lut16(uint32_t n, uint32_t t0, uint32_t t1, uint32_t t2
 #endif
 }
 
-// Each byte of w (every one below 0x80) less the matching byte of c (every one at most 0x80),
-// modulo 256: no borrow crosses a byte, since each byte is first raised by 0x80.
-ARBOR_HD inline uint32_t sub_bytes(uint32_t w, uint32_t c) { return ((w | 0x80808080u) - c) ^ 0x80808080u; }
-
 // One sub-block's weights unpacked once, to be applied to any number of activation blocks
 // (the prefill tiles apply each to every token of the tile): the 32 codes as bytes, four to a
 // word, in element order (any offset the format subtracts is applied by apply()), the float
@@ -106,12 +102,6 @@ ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q, bool a4) {
     }
 }
 
-// For integer matrix instructions (the GPU tiles' ARBOR_MK_TILE_IMMA), each packed format also
-// has code_s8, which turns a word of unpack's codes into the signed bytes the element stands
-// for in apply (Q4_0: nibble - 8, Q6_K: u - 32; the others' bytes already are), and dot_terms,
-// apply's SubTerms from the integer dot i of those bytes with the activation's: apply(p, a, asum)
-// == dot_terms(p, i, asum) field for field, i for Q6_K being k1 * (the dot of elements 0-15)
-// + k2 * (16-31). The integer dots are exact in any order (test_packed_terms checks the identity).
 template <class Fmt>
 struct Packed {
     static constexpr bool kHas = false;
@@ -136,8 +126,6 @@ struct Packed<Q4_0> {
         for (int j = 0; j < 8; ++j) s = dot4(0xf8f8f8f8u, ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
         return {p.ws, s, 0.0f, 0};
     }
-    ARBOR_HD static uint32_t code_s8(uint32_t w) { return sub_bytes(w, 0x08080808u); }
-    ARBOR_HD static SubTerms dot_terms(const PackedSub& p, int32_t i, int32_t) { return {p.ws, i, 0.0f, 0}; }
 };
 
 template <>
@@ -152,8 +140,6 @@ struct Packed<Q8_0> {
         return p;
     }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
-    ARBOR_HD static uint32_t code_s8(uint32_t w) { return w; }
-    ARBOR_HD static SubTerms dot_terms(const PackedSub& p, int32_t i, int32_t) { return {p.ws, i, 0.0f, 0}; }
 };
 
 // Q4_K and Q5_K: k1 = the 6-bit scale, k2 = the 6-bit min; the low four bits of sub-block sb's
@@ -178,10 +164,6 @@ struct Packed<Q4_K> {
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) { return k4_unpack(b, sb, b + 16); }
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t asum) {
         return {p.ws, p.k1 * dot32(p.q, a), p.wm, p.k2 * asum};
-    }
-    ARBOR_HD static uint32_t code_s8(uint32_t w) { return w; }
-    ARBOR_HD static SubTerms dot_terms(const PackedSub& p, int32_t i, int32_t asum) {
-        return {p.ws, p.k1 * i, p.wm, p.k2 * asum};
     }
 };
 
@@ -211,7 +193,8 @@ struct Packed<Q6_K> {
         ARBOR_UNROLL
         for (int j = 0; j < 8; ++j)
             p.q[j] = ((ld32_a2(ql + 4 * j) >> lshift) & 0x0f0f0f0fu) | (((ld32_a2(qh + 4 * j) >> hshift) & 0x03030303u) << 4);
-        group_scales(b, sb, &p.k1, &p.k2);
+        p.k1 = int8_t(b[192 + 2 * sb]);
+        p.k2 = int8_t(b[192 + 2 * sb + 1]);
         p.ws = fp16_to_f32(ld16(b + 208));
         return p;
     }
@@ -230,15 +213,6 @@ struct Packed<Q6_K> {
         }
         return {p.ws, p.k1 * half[0] + p.k2 * half[1], 0.0f, 0};
     }
-    ARBOR_HD static uint32_t code_s8(uint32_t w) { return sub_bytes(w, 0x20202020u); }
-    // The two 16-element groups' scales of sub-block sb of block b (unpack's k1 and k2), for a
-    // caller that has the groups' dots but not the PackedSub; dot_terms takes
-    // k1 * (the first group's dot) + k2 * (the second's).
-    ARBOR_HD static void group_scales(const uint8_t* b, int sb, int32_t* k1, int32_t* k2) {
-        *k1 = int8_t(b[192 + 2 * sb]);
-        *k2 = int8_t(b[192 + 2 * sb + 1]);
-    }
-    ARBOR_HD static SubTerms dot_terms(const PackedSub& p, int32_t i, int32_t) { return {p.ws, i, 0.0f, 0}; }
 };
 
 // IQ4_XS: the codes are the table's values; k1 = the sub-block's scale - 32.
@@ -261,8 +235,6 @@ struct Packed<IQ4_XS> {
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
         return {p.ws, p.k1 * dot32(p.q, a), 0.0f, 0};
     }
-    ARBOR_HD static uint32_t code_s8(uint32_t w) { return w; }
-    ARBOR_HD static SubTerms dot_terms(const PackedSub& p, int32_t i, int32_t) { return {p.ws, p.k1 * i, 0.0f, 0}; }
 };
 
 // Fmt::terms's result, from words where the format has a packed form.
