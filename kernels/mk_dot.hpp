@@ -244,7 +244,6 @@ struct Wide<quant::blocks::IQ4_XS> {
     static constexpr bool kHas = true;
     __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
         using namespace quant::blocks;
-        constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;  // Packed<IQ4_XS>'s table
         const uint2 hd = wload(reinterpret_cast<const uint2*>(b));
         const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
         const uint2 c0 = wload(qs), c1 = wload(qs + 1);
@@ -252,8 +251,8 @@ struct Wide<quant::blocks::IQ4_XS> {
         const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            p.q[j] = lut16(w[j] & 0x0f0f0f0fu, t0, t1, t2, t3);
-            p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, t0, t1, t2, t3);
+            p.q[j] = lut16(w[j] & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+            p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         }
         // iq4xs_scale: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
         p.k1 = static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;

@@ -22,6 +22,7 @@ std::vector<int> half_fields() {
     if constexpr (std::is_same_v<Fmt, qb::Q4_K> || std::is_same_v<Fmt, qb::Q5_K>) return {0, 2};
     else if constexpr (std::is_same_v<Fmt, qb::Q6_K>) return {208};
     else if constexpr (std::is_same_v<Fmt, qb::Q2_K>) return {80, 82};
+    else if constexpr (std::is_same_v<Fmt, qb::MXFP4>) return {};  // an exponent byte: every value is finite
     else return {0};
 }
 
@@ -85,11 +86,27 @@ private slots:
         QCOMPARE(check_format<qb::Q5_K>(rng, n, "Q5_K"), 8 * n);
         QCOMPARE(check_format<qb::Q6_K>(rng, n, "Q6_K"), 8 * n);
         QCOMPARE(check_format<qb::IQ4_XS>(rng, n, "IQ4_XS"), 8 * n);
+        QCOMPARE(check_format<qb::IQ4_NL>(rng, n, "IQ4_NL"), n);
+        QCOMPARE(check_format<qb::MXFP4>(rng, n, "MXFP4"), n);  // 17-byte blocks at an odd address
+    }
+
+    // The grids as words (what the packed forms and the device's iq4nl_value/mxfp4_value read)
+    // against the host's tables, for every index and with the bits above the nibble set.
+    void gridWords() {
+        for (uint32_t i = 0; i < 64; ++i) {
+            QCOMPARE(qb::grid16_value(i, qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3), qb::iq4nl_value(i));
+            QCOMPARE(qb::grid16_value(i, qb::kMxfp4W0, qb::kMxfp4W1, qb::kMxfp4W2, qb::kMxfp4W3), qb::mxfp4_value(i));
+        }
+        for (uint32_t n = 0; n < 0x10000u; ++n) {  // lut16's four lookups against the table's
+            const uint32_t w = (n & 0xf) | ((n >> 4 & 0xf) << 8) | ((n >> 8 & 0xf) << 16) | ((n >> 12 & 0xf) << 24);
+            const uint32_t g = qb::lut16(w, qb::kMxfp4W0, qb::kMxfp4W1, qb::kMxfp4W2, qb::kMxfp4W3);
+            for (int k = 0; k < 4; ++k) QCOMPARE(int(int8_t(uint8_t(g >> (8 * k)))), qb::mxfp4_value(w >> (8 * k)));
+        }
     }
 
     // Formats without a packed form fall back to their reference terms.
     void fallsBack() {
-        static_assert(!qb::Packed<qb::Q2_K>::kHas && !qb::Packed<qb::IQ4_NL>::kHas);
+        static_assert(!qb::Packed<qb::Q2_K>::kHas);
         QRandomGenerator rng(7);
         QCOMPARE(check_format<qb::Q2_K>(rng, 200, "Q2_K"), 8 * 200);
     }

@@ -145,20 +145,56 @@ ARBOR_HD inline uint16_t f32_to_bf16(float f) {
 // MXFP4's shared exponent as "half" the scale, 2^(e-128), as ggml defines it.
 ARBOR_HD inline float e8m0_half_to_f32(uint32_t e) { return bits_f32(e < 2 ? (0x00200000u << e) : ((e - 1u) << 23)); }
 
-// Non-linear 4-bit grids (ggml's values). Host code keeps the tables static (a non-static local
-// array would be rebuilt on the stack per call); device code gets plain local constants.
+// Non-linear 4-bit grids (ggml's values), each as four little-endian words of four signed
+// bytes: entry i is byte i % 4 of word i / 4 (the packed forms look four up at once, lut16).
+// IQ4_NL / IQ4_XS: -127 -104 -83 -65 | -49 -35 -22 -10 | 1 13 25 38 | 53 69 89 113
+constexpr uint32_t kIq4nlW0 = 0xbfad9881u, kIq4nlW1 = 0xf6eaddcfu, kIq4nlW2 = 0x26190d01u, kIq4nlW3 = 0x71594535u;
+// MXFP4 (doubled e2m1): 0 1 2 3 | 4 6 8 12 | 0 -1 -2 -3 | -4 -6 -8 -12
+constexpr uint32_t kMxfp4W0 = 0x03020100u, kMxfp4W1 = 0x0c080604u, kMxfp4W2 = 0xfdfeff00u, kMxfp4W3 = 0xf4f8fafcu;
+
+// ARBOR_PACKED_GRIDS=1 (NVIDIA device code; prepared in gpu-next31, off until the H200 measures
+// it): the grids are looked up by grid16_value's selects, and IQ4_NL's and MXFP4's row dots take
+// packed forms (quant_blocks_packed.hpp). nvcc keeps an indexed array, even a constant one, in
+// local memory, so each lookup is a 16-byte store of the table and a byte load: with the switch,
+// the sm_90 megakernel's local-memory instructions go from 9411 to 4039
+// (scripts/local-mem-map.sh). gfx1151 keeps the array either way (clang 19 holds it in
+// registers; the selects raised the megakernel's spill count from 376 to 549, the packed forms
+// to 582), and host code a static table (a non-static local array would be rebuilt on the stack
+// per call). tests/quant checks that the forms agree.
+#ifndef ARBOR_PACKED_GRIDS
+#define ARBOR_PACKED_GRIDS 0
+#endif
+// Entry i & 15 of such a grid, by selects and a shift.
+ARBOR_HD inline int grid16_value(uint32_t i, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
+    i &= 15u;
+    const uint32_t w = i < 8 ? (i < 4 ? t0 : t1) : (i < 12 ? t2 : t3);
+    return int(int8_t(uint8_t(w >> (8 * (i & 3u)))));
+}
 #if defined(ARBOR_DEVICE_PASS)
 #define ARBOR_LOCAL_TABLE constexpr
 #else
 #define ARBOR_LOCAL_TABLE static constexpr
 #endif
+#if defined(ARBOR_DEVICE_PASS) && defined(__CUDA_ARCH__) && ARBOR_PACKED_GRIDS
+#define ARBOR_GRID_WORDS 1
+#else
+#define ARBOR_GRID_WORDS 0
+#endif
 ARBOR_HD inline int iq4nl_value(uint32_t i) {
+#if ARBOR_GRID_WORDS
+    return grid16_value(i, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+#else
     ARBOR_LOCAL_TABLE int8_t k[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
     return k[i & 15];
+#endif
 }
 ARBOR_HD inline int mxfp4_value(uint32_t i) {
+#if ARBOR_GRID_WORDS
+    return grid16_value(i, kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
+#else
     ARBOR_LOCAL_TABLE int8_t k[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
     return k[i & 15];
+#endif
 }
 
 // ---- the dot contract's pieces --------------------------------------------------------------

@@ -7,7 +7,8 @@
 // Unlike quant_blocks.hpp, which reads fields byte by byte, these read aligned words:
 //   - the activations `a` (a Q8A block's q: 4-byte aligned in every BlockQ8A array) by 4 bytes;
 //   - Q4_K, Q5_K and IQ4_XS blocks by 4 bytes (the block must be 4-byte aligned);
-//   - Q4_0, Q8_0 and Q6_K blocks by 2 bytes (the block must be 2-byte aligned).
+//   - Q4_0, Q8_0, Q6_K and IQ4_NL blocks by 2 bytes (the block must be 2-byte aligned);
+//   - MXFP4 blocks (17 bytes) byte by byte.
 // packed_aligned<Fmt>(row) tells whether a row's blocks qualify (every block of a row does when
 // its first one does, the block sizes keeping the alignment).
 #pragma once
@@ -93,10 +94,11 @@ ARBOR_HD inline int32_t dot32(const uint32_t* q, const int8_t* a) {
 }
 
 // Nibble words: low nibbles of bytes 4j..4j+3 are elements 4j.., high nibbles elements 16+4j...
-ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q, bool a4) {
+// a4: qs is 4-byte aligned; a1: no alignment (byte loads); else 2-byte aligned.
+ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q, bool a4, bool a1 = false) {
     ARBOR_UNROLL
     for (int j = 0; j < 4; ++j) {
-        const uint32_t w = a4 ? ld32_a4(qs + 4 * j) : ld32_a2(qs + 4 * j);
+        const uint32_t w = a1 ? ld32(qs + 4 * j) : a4 ? ld32_a4(qs + 4 * j) : ld32_a2(qs + 4 * j);
         q[j] = w & 0x0f0f0f0fu;
         q[4 + j] = (w >> 4) & 0x0f0f0f0fu;
     }
@@ -221,13 +223,10 @@ struct Packed<IQ4_XS> {
     static constexpr bool kHas = true;
     static constexpr int kAlign = 4;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
-        // iq4nl_value's table as four little-endian words: -127 -104 -83 -65 | -49 -35 -22 -10 |
-        // 1 13 25 38 | 53 69 89 113
-        constexpr uint32_t t0 = 0xbfad9881u, t1 = 0xf6eaddcfu, t2 = 0x26190d01u, t3 = 0x71594535u;
         PackedSub p;
         nibble_words(b + 8 + 16 * sb, p.q, true);
         ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], t0, t1, t2, t3);
+        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         p.k1 = iq4xs_scale(b, sb) - 32;
         p.ws = fp16_to_f32(ld16(b));
         return p;
@@ -235,6 +234,50 @@ struct Packed<IQ4_XS> {
     ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
         return {p.ws, p.k1 * dot32(p.q, a), 0.0f, 0};
     }
+};
+
+// IQ4_NL and MXFP4 have packed forms in host code (tests/quant compares them with the reference
+// terms) and in NVIDIA device code built with ARBOR_PACKED_GRIDS=1 (quant_blocks.hpp). AMD device
+// code keeps the reference terms until a gfx1151 run measures them: there they raised the
+// megakernel's VGPR spills (clang 19: 320 to 469).
+#if defined(__HIP_DEVICE_COMPILE__) || (defined(__CUDA_ARCH__) && !ARBOR_PACKED_GRIDS)
+constexpr bool kPackedGrids = false;
+#else
+constexpr bool kPackedGrids = true;
+#endif
+
+// IQ4_NL: Q4_0's layout (an fp16 scale, then 16 bytes of nibbles) with the table's values as
+// the codes.
+template <>
+struct Packed<IQ4_NL> {
+    static constexpr bool kHas = kPackedGrids;
+    static constexpr int kAlign = 2;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
+        PackedSub p;
+        nibble_words(b + 2, p.q, false);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+        p.ws = fp16_to_f32(ld16(b));
+        return p;
+    }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
+};
+
+// MXFP4: an exponent byte, then 16 bytes of nibbles whose codes are the doubled e2m1 values. Its
+// 17-byte blocks keep no alignment, so the nibble words are read byte by byte.
+template <>
+struct Packed<MXFP4> {
+    static constexpr bool kHas = kPackedGrids;
+    static constexpr int kAlign = 1;
+    ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
+        PackedSub p;
+        nibble_words(b + 1, p.q, false, true);
+        ARBOR_UNROLL
+        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
+        p.ws = e8m0_half_to_f32(b[0]);
+        return p;
+    }
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
 };
 
 // Fmt::terms's result, from words where the format has a packed form.
