@@ -24,7 +24,8 @@
 # The build part also prints each build's megakernel LDL/STL and SASS counts (cuobjdump).
 # ARBOR_AB_PROFILE_BUILDS (run part): profiles of named builds (see the end of this script).
 # ARBOR_AB_ROW (run part) times another bench row than decode@229 (read50@229, prefill256@229:
-# levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn moer".
+# levers for passes of many tokens), ARBOR_AB_SHAPES a subset of "q4b moe fn moer q4bnl q4bmx"
+# (scripts/device-shapes.sh; the run part makes those the build part did not).
 set -u
 PART=${ARBOR_AB_PART:-build}
 BASES=${ARBOR_AB_BASE:-.carry/src-base}
@@ -147,6 +148,7 @@ if [ "$PART" = build ]; then
 fi
 CLI=/tmp/b/engine/arbor-cli
 [ -x "$CLI" ] || { echo "error: run ARBOR_AB_PART=build first, on this warm machine"; exit 2; }
+make_shapes "$CLI" ${ARBOR_AB_SHAPES:-q4b moe fn}  # those the build part does not make (q4bnl, q4bmx)
 ok=""
 for b in $BASES; do
     if [ -x "$(bdir "$b")/engine/arbor-cli" ]; then ok="$ok $b"; else echo "error: no baseline build of $b (left out)"; fi

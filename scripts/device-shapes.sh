@@ -6,6 +6,7 @@
 #   moer  the same with its routing kept (synth --routed: token embeddings, norms and routers
 #         random, so tokens spread over the experts as in a random-weight file)
 #   fn    flashnext 30b-a3b
+#   q4bnl qwen3-4b with every matrix IQ4_NL, q4bmx with every matrix MXFP4 (ARBOR_PACKED_GRIDS)
 # make_shapes CLI [NAME...]: makes the named shapes (default all) with that arbor-cli; prints
 # "error: synth NAME failed" for one that fails.
 arbor_shape_args() {  # NAME: synth's arguments for that shape
@@ -14,6 +15,8 @@ arbor_shape_args() {  # NAME: synth's arguments for that shape
     moe) echo "--arch qwen3moe --shape qwen3moe-30b-a3b" ;;
     moer) echo "--arch qwen3moe --shape qwen3moe-30b-a3b --routed" ;;
     fn) echo "--arch flashnext --shape 30b-a3b" ;;
+    q4bnl) echo "--arch qwen3 --shape qwen3-4b --type IQ4_NL" ;;
+    q4bmx) echo "--arch qwen3 --shape qwen3-4b --type MXFP4" ;;
     *) return 1 ;;
     esac
 }
@@ -22,7 +25,7 @@ make_shapes() {
     shift
     mkdir -p /tmp/arbor-shapes
     for n in ${*:-q4b moe moer fn}; do
-        a=$(arbor_shape_args "$n") || { echo "error: unknown shape $n (q4b, moe, moer, fn)"; continue; }
+        a=$(arbor_shape_args "$n") || { echo "error: unknown shape $n (q4b, moe, moer, fn, q4bnl, q4bmx)"; continue; }
         [ -f /tmp/arbor-shapes/$n.gguf ] || timeout 200 "$cli" synth $a --zero-data -o /tmp/arbor-shapes/$n.gguf >/dev/null ||
             echo "error: synth $n failed"
     done
