@@ -62,8 +62,9 @@ enum MkAbSwitch : unsigned {
 // ARBOR_MK_GLOBAL_LOADS=1 (prepared, off; gpu-next28): loads of global memory that the hot
 // stages issue through generic pointers become global-memory loads (arbor_ldg, through
 // mk_dot.hpp's mk_ld): the Q8A activations of the row dots' wide path (load_q8a: the formats
-// with a packed form, Q4_0, Q8_0, the K-quants, IQ4_NL, IQ4_XS, MXFP4; the others read them inside the CPU's
-// term functions), the router's float rows and XN (warp_dot_float_deep), the global side of the
+// with a packed form, Q4_0, Q8_0, the K-quants, IQ4_XS, and IQ4_NL and MXFP4 with ARBOR_PACKED_GRIDS;
+// the others read them inside the CPU's term functions), the router's float rows and XN
+// (warp_dot_float_deep), the global side of the
 // workgroup copies (block_copy, block_copy_rows, block_stage_k_f32: the RMSNorm's row, the KV
 // pieces where cp.async does not take them), the combine's chunk rows, and the wide path's weight
 // words on AMD (mkw::wload; NVIDIA's are ld.global.cs already). AMD builds take the wide path

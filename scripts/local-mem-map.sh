@@ -6,7 +6,8 @@
 # scripts/sass-local.py's count of the local loads and stores (LDL, STL: spills, ABI saves
 # around calls, arrays kept in local memory) by function and by source line. Static counts:
 # Nsight Compute's source page (scripts/device-ncu.sh) says which of them run, and how often.
-# Needs nvcc and /usr/bin/python3, no GPU; about 6 minutes here (ptxas takes one core for 5).
+# Needs nvcc, cmake, ninja and /usr/bin/python3, no GPU; about 6 minutes here (ptxas takes one
+# core for 5).
 # ARBOR_SASS_KEEP=DIR keeps the cubin and ptxas's log there; ARBOR_SASS_LINES=N lines (40).
 set -u
 cd "$(dirname "$0")/.." || exit 2

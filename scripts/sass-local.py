@@ -6,8 +6,9 @@
 The cubin must be built with -lineinfo (its .debug_line maps each SASS address to a source
 line). No disassembler is needed: every sm_70+ SASS instruction is 16 bytes with its opcode in
 the low 12 bits, and LDL (0x983) and STL (0x387) are read from there; the other names in OPS
-(the table below) can be counted the same way. Prints, per function (each has its own .text
-section) and per source line, the static count of each opcode: where ptxas put its spills,
+(the table below) can be counted the same way. Prints, per function (a .text section, or in
+a whole-program cubin's one section the range of a symbol ENTRY$FUNCTION) and per source line,
+the static count of each opcode: where ptxas put its spills,
 its ABI saves around calls and the arrays it could not keep in registers. Static counts, not
 executions: a line inside a hot loop counts once. scripts/local-mem-map.sh builds the
 megakernel's cubin and runs this on it.
@@ -109,12 +110,16 @@ def line_rows(elf):
                 off, info, add = struct.unpack_from("<QQq", elf.d, p)
                 value, shndx = syms[info >> 32]
                 reloc[off] = (shndx, value + add)
+    texts = [i for i, s in enumerate(elf.secs) if s["name"].startswith(".text.")]
+    unrelocated = texts[0] if len(texts) == 1 else None
     rows = collections.defaultdict(list)
     p = 0
     while p < len(d):
         unit_len = struct.unpack_from("<I", d, p)[0]
         end = p + 4 + unit_len
         version = struct.unpack_from("<H", d, p + 4)[0]
+        if not 2 <= version <= 4:
+            raise SystemExit(f"error: .debug_line unit at {p}: DWARF version {version} (this reads 2 to 4)")
         hdr_len = struct.unpack_from("<I", d, p + 6)[0]
         q = p + 10
         min_inst = d[q]
@@ -160,12 +165,21 @@ def line_rows(elf):
             elif op == 0:
                 n, q = uleb(d, q)
                 sub = d[q]
-                if sub == 1:
+                if sub == 1:  # the sequence ends here: addresses from addr on have no line
+                    if sec is not None:
+                        rows[sec].append((addr, "?", 0))
                     sec, addr, fil, line = None, 0, 1, 1
                 elif sub == 2:
-                    value = struct.unpack_from("<Q", d, q + 1)[0]
-                    sec, base = reloc.get(q + 1, (None, 0))
-                    addr = base + value
+                    # RELA: the address is the symbol's value plus the addend; the bytes in place
+                    # are not added. Without a relocation (not seen in nvcc's cubins) the bytes
+                    # are the address in the only text section there is.
+                    if q + 1 in reloc:
+                        sec, addr = reloc[q + 1]
+                    else:
+                        sec, addr = unrelocated, struct.unpack_from("<Q", d, q + 1)[0]
+                        if sec is None:
+                            raise SystemExit(f"error: .debug_line offset {q + 1}: an address without a "
+                                             "relocation in a cubin of several text sections")
                 q += n
             elif op == 1:
                 emit()
@@ -187,7 +201,7 @@ def line_rows(elf):
                     _, q = uleb(d, q)
         p = end
     for r in rows.values():
-        r.sort()
+        r.sort(key=lambda row: row[0])  # stable: of the rows at one address, the last emitted applies
     return rows
 
 

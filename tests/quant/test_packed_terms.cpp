@@ -86,6 +86,7 @@ private slots:
         QCOMPARE(check_format<qb::Q5_K>(rng, n, "Q5_K"), 8 * n);
         QCOMPARE(check_format<qb::Q6_K>(rng, n, "Q6_K"), 8 * n);
         QCOMPARE(check_format<qb::IQ4_XS>(rng, n, "IQ4_XS"), 8 * n);
+        static_assert(qb::Packed<qb::IQ4_NL>::kHas && qb::Packed<qb::MXFP4>::kHas, "host code has every packed form");
         QCOMPARE(check_format<qb::IQ4_NL>(rng, n, "IQ4_NL"), n);
         QCOMPARE(check_format<qb::MXFP4>(rng, n, "MXFP4"), n);  // 17-byte blocks at an odd address
     }

@@ -152,17 +152,29 @@ constexpr uint32_t kIq4nlW0 = 0xbfad9881u, kIq4nlW1 = 0xf6eaddcfu, kIq4nlW2 = 0x
 // MXFP4 (doubled e2m1): 0 1 2 3 | 4 6 8 12 | 0 -1 -2 -3 | -4 -6 -8 -12
 constexpr uint32_t kMxfp4W0 = 0x03020100u, kMxfp4W1 = 0x0c080604u, kMxfp4W2 = 0xfdfeff00u, kMxfp4W3 = 0xf4f8fafcu;
 
-// ARBOR_PACKED_GRIDS=1 (NVIDIA device code; prepared in gpu-next31, off until the H200 measures
-// it): the grids are looked up by grid16_value's selects, and IQ4_NL's and MXFP4's row dots take
+// ARBOR_PACKED_GRIDS=1 (nvcc builds; prepared in gpu-next31, off until the H200 measures it):
+// the grids are looked up by grid16_value's selects, and IQ4_NL's and MXFP4's row dots take
 // packed forms (quant_blocks_packed.hpp). nvcc keeps an indexed array, even a constant one, in
 // local memory, so each lookup is a 16-byte store of the table and a byte load: with the switch,
 // the sm_90 megakernel's local-memory instructions go from 9411 to 4039
-// (scripts/local-mem-map.sh). gfx1151 keeps the array either way (clang 19 holds it in
-// registers; the selects raised the megakernel's spill count from 376 to 549, the packed forms
-// to 582), and host code a static table (a non-static local array would be rebuilt on the stack
-// per call). tests/quant checks that the forms agree.
+// (scripts/local-mem-map.sh). HIP builds keep the array and the byte-wise terms either way: on
+// gfx1151 (clang 19 holds the array in registers) the megakernel's spill count (VGPRs and SGPRs)
+// rose from 376 to 549 with the selects alone, and to 582 with the packed forms. Host compilers
+// have both packed forms (tests/quant compares them with the reference terms) and the static
+// tables. The choice depends on the compiler, not on the pass, so an nvcc or HIP translation unit
+// sees one value in its host and device code.
 #ifndef ARBOR_PACKED_GRIDS
 #define ARBOR_PACKED_GRIDS 0
+#endif
+#if defined(__HIP__)
+#define ARBOR_PACKED_GRIDS_ON 0
+#define ARBOR_GRID_WORDS 0
+#elif defined(__CUDACC__)
+#define ARBOR_PACKED_GRIDS_ON ARBOR_PACKED_GRIDS
+#define ARBOR_GRID_WORDS ARBOR_PACKED_GRIDS
+#else
+#define ARBOR_PACKED_GRIDS_ON 1
+#define ARBOR_GRID_WORDS 0
 #endif
 // Entry i & 15 of such a grid, by selects and a shift.
 ARBOR_HD inline int grid16_value(uint32_t i, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
@@ -174,11 +186,6 @@ ARBOR_HD inline int grid16_value(uint32_t i, uint32_t t0, uint32_t t1, uint32_t 
 #define ARBOR_LOCAL_TABLE constexpr
 #else
 #define ARBOR_LOCAL_TABLE static constexpr
-#endif
-#if defined(ARBOR_DEVICE_PASS) && defined(__CUDA_ARCH__) && ARBOR_PACKED_GRIDS
-#define ARBOR_GRID_WORDS 1
-#else
-#define ARBOR_GRID_WORDS 0
 #endif
 ARBOR_HD inline int iq4nl_value(uint32_t i) {
 #if ARBOR_GRID_WORDS

@@ -94,14 +94,23 @@ ARBOR_HD inline int32_t dot32(const uint32_t* q, const int8_t* a) {
 }
 
 // Nibble words: low nibbles of bytes 4j..4j+3 are elements 4j.., high nibbles elements 16+4j...
-// a4: qs is 4-byte aligned; a1: no alignment (byte loads); else 2-byte aligned.
-ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q, bool a4, bool a1 = false) {
+// qs aligned to Align bytes (4, 2, or 1: byte loads).
+template <int Align>
+ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q) {
+    static_assert(Align == 1 || Align == 2 || Align == 4);
     ARBOR_UNROLL
     for (int j = 0; j < 4; ++j) {
-        const uint32_t w = a1 ? ld32(qs + 4 * j) : a4 ? ld32_a4(qs + 4 * j) : ld32_a2(qs + 4 * j);
+        const uint8_t* p = qs + 4 * j;
+        const uint32_t w = Align == 4 ? ld32_a4(p) : Align == 2 ? ld32_a2(p) : ld32(p);
         q[j] = w & 0x0f0f0f0fu;
         q[4 + j] = (w >> 4) & 0x0f0f0f0fu;
     }
+}
+
+// The eight nibble words of a sub-block through a grid (quant_blocks.hpp's kIq4nlW*, kMxfp4W*).
+ARBOR_HD inline void grid_words(uint32_t* q, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
+    ARBOR_UNROLL
+    for (int j = 0; j < 8; ++j) q[j] = lut16(q[j], t0, t1, t2, t3);
 }
 
 template <class Fmt>
@@ -116,7 +125,7 @@ struct Packed<Q4_0> {
     static constexpr int kAlign = 2;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
         PackedSub p;
-        nibble_words(b + 2, p.q, false);
+        nibble_words<2>(b + 2, p.q);
         p.ws = fp16_to_f32(ld16(b));
         return p;
     }
@@ -224,9 +233,8 @@ struct Packed<IQ4_XS> {
     static constexpr int kAlign = 4;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
         PackedSub p;
-        nibble_words(b + 8 + 16 * sb, p.q, true);
-        ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+        nibble_words<4>(b + 8 + 16 * sb, p.q);
+        grid_words(p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         p.k1 = iq4xs_scale(b, sb) - 32;
         p.ws = fp16_to_f32(ld16(b));
         return p;
@@ -236,15 +244,8 @@ struct Packed<IQ4_XS> {
     }
 };
 
-// IQ4_NL and MXFP4 have packed forms in host code (tests/quant compares them with the reference
-// terms) and in NVIDIA device code built with ARBOR_PACKED_GRIDS=1 (quant_blocks.hpp). AMD device
-// code keeps the reference terms until a gfx1151 run measures them: there they raised the
-// megakernel's VGPR spills (clang 19: 320 to 469).
-#if defined(__HIP_DEVICE_COMPILE__) || (defined(__CUDA_ARCH__) && !ARBOR_PACKED_GRIDS)
-constexpr bool kPackedGrids = false;
-#else
-constexpr bool kPackedGrids = true;
-#endif
+// IQ4_NL and MXFP4 have packed forms where ARBOR_PACKED_GRIDS_ON (quant_blocks.hpp) says so.
+constexpr bool kPackedGrids = ARBOR_PACKED_GRIDS_ON != 0;
 
 // IQ4_NL: Q4_0's layout (an fp16 scale, then 16 bytes of nibbles) with the table's values as
 // the codes.
@@ -254,9 +255,8 @@ struct Packed<IQ4_NL> {
     static constexpr int kAlign = 2;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
         PackedSub p;
-        nibble_words(b + 2, p.q, false);
-        ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+        nibble_words<2>(b + 2, p.q);
+        grid_words(p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         p.ws = fp16_to_f32(ld16(b));
         return p;
     }
@@ -271,9 +271,8 @@ struct Packed<MXFP4> {
     static constexpr int kAlign = 1;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
         PackedSub p;
-        nibble_words(b + 1, p.q, false, true);
-        ARBOR_UNROLL
-        for (int j = 0; j < 8; ++j) p.q[j] = lut16(p.q[j], kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
+        nibble_words<1>(b + 1, p.q);
+        grid_words(p.q, kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
         p.ws = e8m0_half_to_f32(b[0]);
         return p;
     }
