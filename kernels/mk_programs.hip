@@ -35,8 +35,8 @@ Status mk_dot_rows(TensorType t, const void* w, size_t row_bytes, int64_t rows, 
     const size_t align = (t == TensorType::Q4_K || t == TensorType::Q5_K) ? 16
                          : t == TensorType::IQ4_XS                         ? 8
                          : t == TensorType::F32                            ? 4
-                         : (t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q6_K || t == TensorType::IQ4_NL ||
-                            t == TensorType::F16 || t == TensorType::BF16)
+                         : (t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q6_K ||
+                            t == TensorType::IQ4_NL || t == TensorType::F16 || t == TensorType::BF16)
                              ? 2
                              : 1;
     if (row_bytes % align != 0)

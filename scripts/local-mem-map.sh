@@ -30,8 +30,14 @@ fi
 echo "ptxas (sm_90, -O3): the entry, then the functions by spill loads (bytes of stores / loads):"
 grep "Used .* registers" "$tmp/ptxas.log" | tail -1 | sed 's/^ptxas info *: */  /'
 awk '/Function properties for/ {f = $NF; next}
-     /stack frame/ {for (i = 1; i <= NF; i++) { if ($i == "stack") sf = $(i - 2); if ($i == "stores,") st = $(i - 3); if ($i == "loads") ld = $(i - 3) }
-                    printf "%6d %6d %6d %s\n", ld, st, sf, f}' "$tmp/ptxas.log" |
+     /stack frame/ {  # "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+         for (i = 1; i <= NF; i++) {
+             if ($i == "stack") sf = $(i - 2)
+             if ($i == "stores,") st = $(i - 3)
+             if ($i == "loads") ld = $(i - 3)
+         }
+         printf "%6d %6d %6d %s\n", ld, st, sf, f
+     }' "$tmp/ptxas.log" |
     sort -k1,1nr | head -12 | { command -v c++filt >/dev/null && c++filt || cat; } |
     awk '{printf "  spills %4d / %4d, stack %5d  ", $2, $1, $3; $1 = $2 = $3 = ""; print substr($0, 4, 110)}'
 echo
