@@ -10,11 +10,9 @@ cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || { echo "error: no nvcc here"; exit 2; }
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
-# The generated headers (arbor/version etc.) of a configure without Qt, CUDA or the app.
-cmake -S . -B "$gen/b" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=OFF -DARBOR_GFX1151_CHECK=OFF >"$gen/configure.log" 2>&1 ||
-    { tail -5 "$gen/configure.log"; echo "error: configure failed"; exit 1; }
-nvcc -x cu -std=c++20 -arch=sm_90 --fmad=false -prec-div=true -prec-sqrt=true -O3 -Xptxas -v \
-    -Iengine/include -Iengine/src -Ikernels -I"$gen/b/engine/generated" ${ARBOR_DOT_REGS_FLAGS:-} -c kernels/probe/dot_regs.hip \
+. scripts/nvcc-local.sh
+nvcc_local_configure "$gen" || exit 1
+nvcc "${NVCC_LOCAL_FLAGS[@]}" -O3 -Xptxas -v ${ARBOR_DOT_REGS_FLAGS:-} -c kernels/probe/dot_regs.hip \
     -o "$gen/dot_regs.o" >"$gen/ptxas.log" 2>&1 || { tail -20 "$gen/ptxas.log"; echo "error: nvcc failed"; exit 1; }
 echo "kernel format rows acts registers spill_stores spill_loads"
 awk '/Compiling entry/ {e = $0} /spill stores/ {st = $0} /Used [0-9]+ registers/ {

@@ -16,11 +16,9 @@ py=/usr/bin/python3
 [ -x $py ] || py=python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The generated headers (arbor/version etc.) of a configure without Qt, CUDA or the app.
-cmake -S . -B "$tmp/b" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=OFF -DARBOR_GFX1151_CHECK=OFF >"$tmp/configure.log" 2>&1 ||
-    { tail -5 "$tmp/configure.log"; echo "error: configure failed"; exit 2; }
-nvcc -x cu -std=c++20 -arch=sm_90 -lineinfo -DARBOR_MK_SMEM_FLOATS=20480 "$@" --fmad=false -prec-div=true -prec-sqrt=true \
-    -Iengine/include -Iengine/src -Ikernels -I"$tmp/b/engine/generated" -ptx kernels/megakernel.hip -o "$tmp/mk.ptx" \
+. scripts/nvcc-local.sh
+nvcc_local_configure "$tmp" || exit 2
+nvcc "${NVCC_LOCAL_FLAGS[@]}" -lineinfo -DARBOR_MK_SMEM_FLOATS=20480 "$@" -ptx kernels/megakernel.hip -o "$tmp/mk.ptx" \
     >"$tmp/nvcc.log" 2>&1 || { tail -20 "$tmp/nvcc.log"; echo "error: nvcc failed"; exit 2; }
 ptxas -arch=sm_90 -O3 -v -lineinfo "$tmp/mk.ptx" -o "$tmp/mk.cubin" >"$tmp/ptxas.log" 2>&1 ||
     { tail -20 "$tmp/ptxas.log"; echo "error: ptxas failed"; exit 2; }

@@ -22,15 +22,13 @@ esac
 tmp=$(mktemp -d)
 p0="" p1=""
 trap 'kill $p0 $p1 2>/dev/null; rm -rf "$tmp"' EXIT
-# The generated headers (arbor/version etc.) of a configure without Qt, CUDA or the app.
-cmake -S . -B "$tmp/b" -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=OFF -DARBOR_GFX1151_CHECK=OFF >"$tmp/configure.log" 2>&1 ||
-    { tail -5 "$tmp/configure.log"; echo "error: configure failed"; exit 2; }
+. scripts/nvcc-local.sh
+nvcc_local_configure "$tmp" || exit 2
 ptx() {  # ASSUME OUT FLAGS...
     local off=()
     [ "$1" = 0 ] && off=(-UARBOR_MK_SMEM_ASSUME -DARBOR_MK_SMEM_ASSUME=0 -UARBOR_MK_GLOBAL_LOADS -DARBOR_MK_GLOBAL_LOADS=0)
-    nvcc -x cu -std=c++20 -arch=sm_90 -DARBOR_MK_SMEM_FLOATS=20480 "${@:3}" "${off[@]}" \
-        --fmad=false -prec-div=true -prec-sqrt=true -Iengine/include -Iengine/src -Ikernels -I"$tmp/b/engine/generated" \
-        -ptx kernels/megakernel.hip -o "$2" >"$2.log" 2>&1
+    nvcc "${NVCC_LOCAL_FLAGS[@]}" -DARBOR_MK_SMEM_FLOATS=20480 "${@:3}" "${off[@]}" -ptx kernels/megakernel.hip \
+        -o "$2" >"$2.log" 2>&1
 }
 ptx 1 "$tmp/a.ptx" "$@" & p1=$!
 ptx 0 "$tmp/n.ptx" "$@" & p0=$!

@@ -13,11 +13,11 @@ its ABI saves around calls and the arrays it could not keep in registers. Static
 executions: a line inside a hot loop counts once. scripts/local-mem-map.sh builds the
 megakernel's cubin and runs this on it.
 """
+import argparse
 import bisect
 import collections
 import struct
 import subprocess
-import sys
 
 # Opcode (low 12 bits of the first 64-bit word) -> name, sm_70 to sm_90. Each was checked
 # against ptxas's output for a known kernel (local array, shared and global loads and stores).
@@ -25,7 +25,8 @@ OPS = {0x983: "LDL", 0x387: "STL", 0x984: "LDS", 0x388: "STS", 0x381: "LDG", 0x9
        0x986: "STG", 0x980: "LD", 0x385: "ST", 0x985: "ST", 0xb1d: "BAR", 0x944: "CALL", 0x950: "RET"}
 
 
-def uleb(d, p):
+def leb(d, p, signed=False):
+    """The LEB128 number at d[p] and the offset after it."""
     v = s = 0
     while True:
         b = d[p]
@@ -33,18 +34,7 @@ def uleb(d, p):
         v |= (b & 0x7F) << s
         s += 7
         if b < 0x80:
-            return v, p
-
-
-def sleb(d, p):
-    v = s = 0
-    while True:
-        b = d[p]
-        p += 1
-        v |= (b & 0x7F) << s
-        s += 7
-        if b < 0x80:
-            if b & 0x40:
+            if signed and b & 0x40:
                 v -= 1 << s
             return v, p
 
@@ -71,25 +61,22 @@ class Elf:
         s = self.secs[i]
         return self.d[s["off"]:s["off"] + s["size"]]
 
-    def symbols(self, full=False):
-        """(st_value, st_shndx) of each symbol, by index; with full, (value, shndx, size, type, name)."""
+    def symbols(self):
+        """(value, section, size, type, name) of each symbol, by index."""
         st = self.secs[self.by_name[".symtab"]]
         so = self.secs[st["link"]]["off"]
         out = []
         for p in range(st["off"], st["off"] + st["size"], 24):
             name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", self.d, p)
-            if full:
-                e = self.d.index(b"\0", so + name)
-                out.append((value, shndx, size, info & 0xF, self.d[so + name:e].decode()))
-            else:
-                out.append((value, shndx))
+            e = self.d.index(b"\0", so + name)
+            out.append((value, shndx, size, info & 0xF, self.d[so + name:e].decode()))
         return out
 
     def functions(self, sec):
         """[(start, end, name)] of the function symbols inside text section sec, sorted. A
         whole-program cubin keeps its non-inlined device functions in the entry's section, each a
         symbol named ENTRY$FUNCTION."""
-        fns = sorted((v, v + n, name.split("$")[-1]) for v, shndx, n, typ, name in self.symbols(True)
+        fns = sorted((v, v + n, name.split("$")[-1]) for v, shndx, n, typ, name in self.symbols()
                      if shndx == sec and typ == 2 and n > 0)
         return fns
 
@@ -108,7 +95,7 @@ def line_rows(elf):
         if s["name"] == ".rela.debug_line":
             for p in range(s["off"], s["off"] + s["size"], 24):
                 off, info, add = struct.unpack_from("<QQq", elf.d, p)
-                value, shndx = syms[info >> 32]
+                value, shndx = syms[info >> 32][:2]
                 reloc[off] = (shndx, value + add)
     texts = [i for i, s in enumerate(elf.secs) if s["name"].startswith(".text.")]
     unrelocated = texts[0] if len(texts) == 1 else None
@@ -142,9 +129,9 @@ def line_rows(elf):
             e = d.index(b"\0", q)
             name = d[q:e].decode()
             q = e + 1
-            di, q = uleb(d, q)
-            _, q = uleb(d, q)
-            _, q = uleb(d, q)
+            di, q = leb(d, q)
+            _, q = leb(d, q)
+            _, q = leb(d, q)
             files.append(name if name.startswith("/") or not dirs[di] else dirs[di] + "/" + name)
         q = p + 10 + hdr_len
         sec, addr, fil, line = None, 0, 1, 1
@@ -163,7 +150,7 @@ def line_rows(elf):
                 line += line_base + adj % line_range
                 emit()
             elif op == 0:
-                n, q = uleb(d, q)
+                n, q = leb(d, q)
                 sub = d[q]
                 if sub == 1:  # the sequence ends here: addresses from addr on have no line
                     if sec is not None:
@@ -184,13 +171,13 @@ def line_rows(elf):
             elif op == 1:
                 emit()
             elif op == 2:
-                v, q = uleb(d, q)
+                v, q = leb(d, q)
                 addr += v * min_inst
             elif op == 3:
-                v, q = sleb(d, q)
+                v, q = leb(d, q, True)
                 line += v
             elif op == 4:
-                fil, q = uleb(d, q)
+                fil, q = leb(d, q)
             elif op == 8:
                 addr += ((255 - opcode_base) // line_range) * min_inst
             elif op == 9:
@@ -198,7 +185,7 @@ def line_rows(elf):
                 q += 2
             else:
                 for _ in range(std_len[op - 1]):
-                    _, q = uleb(d, q)
+                    _, q = leb(d, q)
         p = end
     for r in rows.values():
         r.sort(key=lambda row: row[0])  # stable: of the rows at one address, the last emitted applies
@@ -214,23 +201,15 @@ def demangle(names):
 
 
 def main():
-    args = sys.argv[1:]
-    if not args or args[0].startswith("-"):
-        raise SystemExit(__doc__)
-    path, top, want = args[0], 40, ["LDL", "STL"]
-    i = 1
-    while i < len(args):
-        if args[i] == "--lines":
-            top = int(args[i + 1])
-            i += 2
-        elif args[i] == "--ops":
-            want = args[i + 1].split(",")
-            i += 2
-        else:
-            raise SystemExit(f"error: unknown argument {args[i]}")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cubin")
+    ap.add_argument("--lines", type=int, default=40, help="source lines to print (40)")
+    ap.add_argument("--ops", default="LDL,STL", help="opcode names to count (LDL,STL)")
+    args = ap.parse_args()
+    path, top, want = args.cubin, args.lines, args.ops.split(",")
     codes = {c: n for c, n in OPS.items() if n in want}
     if set(codes.values()) != set(want):
-        raise SystemExit(f"error: --ops takes names from {sorted(OPS.values())}")
+        raise SystemExit(f"error: --ops takes names from {sorted(set(OPS.values()))}")
     elf = Elf(path)
     rows = line_rows(elf)
     per_line = collections.Counter()

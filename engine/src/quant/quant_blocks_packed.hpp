@@ -139,8 +139,13 @@ struct Packed<Q4_0> {
     }
 };
 
+// The terms of a format whose codes need no offset: the scale, and the codes' dot.
+struct ScaledDot {
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
+};
+
 template <>
-struct Packed<Q8_0> {
+struct Packed<Q8_0> : ScaledDot {
     static constexpr bool kHas = true;
     static constexpr int kAlign = 2;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
@@ -150,7 +155,6 @@ struct Packed<Q8_0> {
         p.ws = fp16_to_f32(ld16(b));
         return p;
     }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
 };
 
 // Q4_K and Q5_K: k1 = the 6-bit scale, k2 = the 6-bit min; the low four bits of sub-block sb's
@@ -250,7 +254,7 @@ constexpr bool kPackedGrids = ARBOR_PACKED_GRIDS_ON != 0;
 // IQ4_NL: Q4_0's layout (an fp16 scale, then 16 bytes of nibbles) with the table's values as
 // the codes.
 template <>
-struct Packed<IQ4_NL> {
+struct Packed<IQ4_NL> : ScaledDot {
     static constexpr bool kHas = kPackedGrids;
     static constexpr int kAlign = 2;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
@@ -260,13 +264,12 @@ struct Packed<IQ4_NL> {
         p.ws = fp16_to_f32(ld16(b));
         return p;
     }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
 };
 
 // MXFP4: an exponent byte, then 16 bytes of nibbles whose codes are the doubled e2m1 values. Its
 // 17-byte blocks keep no alignment, so the nibble words are read byte by byte.
 template <>
-struct Packed<MXFP4> {
+struct Packed<MXFP4> : ScaledDot {
     static constexpr bool kHas = kPackedGrids;
     static constexpr int kAlign = 1;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
@@ -276,7 +279,6 @@ struct Packed<MXFP4> {
         p.ws = e8m0_half_to_f32(b[0]);
         return p;
     }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) { return {p.ws, dot32(p.q, a), 0.0f, 0}; }
 };
 
 // Fmt::terms's result, from words where the format has a packed form.
