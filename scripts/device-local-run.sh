@@ -1,80 +1,130 @@
 #!/bin/bash
-# One device call with binaries built here (scripts/device-local-build.sh, carried in .carry/bin):
-# the exactness suite under each run-time setting, then bench rows for each setting, interleaved,
-# on the zero-data shapes and on the MoE with its routing kept (synth --zero-data --routed: its
-# tokens spread over the experts as in the random-weight file the issue's llama.cpp numbers were
-# measured on). No build on the device, so a call costs its runs only.
-#   run(command="ARBOR_LR_SETTINGS='ARBOR_GPU_STREAM_W=0 ARBOR_GPU_STREAM_W=1' bash scripts/device-local-run.sh",
-#       carry=[".carry/models", ".carry/bin"])
-# ARBOR_LR_SETTINGS: environment settings, one a word (VAR=VALUE); ARBOR_LR_ROWS: the rows at
-# 229 (default decode@229,read50@229,prefill256@229); ARBOR_LR_SHAPES (default "q4b moe moer");
-# ARBOR_LR_DEEP=1 also the deep rows of moer from one saved 16k context (and with
-# ARBOR_LR_DEEP_PROFILE=1 a profile of its read50@16384 under each setting); ARBOR_LR_ROUNDS (2);
-# ARBOR_LR_PROFILE=1 a read50@229 profile of moer under each setting; ARBOR_LR_EXACT the
-# settings the exactness suite runs under (default all). Writes $OUT/local-run.txt.
+# One device call with binaries built here (scripts/device-local-build.sh "FLAGS" NAME, carried in
+# .carry/bin/NAME): the exactness suite for each build under each run-time setting, then bench rows
+# for each (build, setting), interleaved, on the zero-data shapes and on the MoE with its routing
+# kept (synth --zero-data --routed: its tokens spread over the experts as in the random-weight file
+# the issue's llama.cpp numbers were measured on). No build on the device, so a call costs its
+# runs only.
+#   run(command="ARBOR_LR_BUILDS='main ld' bash scripts/device-local-run.sh",
+#       carry=[".carry/models", ".carry/bin/main", ".carry/bin/ld"])
+# The models (about 46 MiB) and one build (12-13 MiB) fill most of the 64 MiB a call carries, so an
+# exactness call carries one build; a later call on the same warm machine finds it unpacked in
+# /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone).
+# ARBOR_LR_BUILDS: the builds (default every folder in .carry/bin); ARBOR_LR_SETTINGS: environment
+# settings, one a word (VAR=VALUE), each run on every build (default none); a row's label is
+# NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
+# decode@229,read50@229,prefill256@229; " " for none); ARBOR_LR_SHAPES (default "q4b moe moer");
+# ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
+# " " for no exactness, which needs no .carry/models); ARBOR_LR_EXACT_BUILDS: the builds it runs
+# on (default all). ARBOR_LR_DEEP=1 also times ARBOR_LR_DEEP_ROWS (default
+# read50@16384,prefill256@16384,decode@16384) on ARBOR_LR_DEEP_SHAPES (default moer), each from one
+# saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
+# time them twice; the first column is the round, as for every row); with
+# ARBOR_LR_DEEP_PROFILE=1 a profiled read50@16384 of the first deep shape for each (build,
+# setting). ARBOR_LR_PROFILE=1: a read50@229 profile of moer for each. Writes $OUT/local-run.txt.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
-mkdir -p "$OUTDIR"
-B=/tmp/lr
-mkdir -p $B /tmp/arbor-shapes
-for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
-    gzip -dc .carry/bin/$f.gz >$B/$f && chmod +x $B/$f || { echo "error: no .carry/bin/$f.gz"; exit 2; }
-done
-if $B/arbor-cli --help 2>&1 | grep -q "GLIBC\|not found\|cannot execute"; then
-    echo "error: the carried arbor-cli does not run here:"; $B/arbor-cli --help 2>&1 | head -3; exit 2
-fi
-SETTINGS=${ARBOR_LR_SETTINGS:-X_ARBOR_UNSET=1}
+mkdir -p "$OUTDIR" /tmp/arbor-shapes
 log() { echo "$*" | tee -a "$OUTDIR/local-run.txt"; }
-for s in ${ARBOR_LR_EXACT:-$SETTINGS}; do
-    a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
-    m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
-    log "exactness $s: logits [$a] megakernel_exact [$m] ($SECONDS s)"
+BUILDS=${ARBOR_LR_BUILDS:-$(cd .carry/bin 2>/dev/null && for d in */; do [ -f "$d/arbor-cli.gz" ] && echo "${d%/}"; done)}
+BUILDS=$(echo $BUILDS)  # one line, one space between names
+[ -n "$BUILDS" ] || { echo "error: no builds in .carry/bin (scripts/device-local-build.sh \"FLAGS\" NAME makes them)"; exit 2; }
+for b in $BUILDS; do
+    mkdir -p /tmp/lr-$b
+    for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
+        # A build not carried this call may have been unpacked by an earlier call on this machine
+        # (it stays warm 30 s after a call): the models and one build fill a call's 64 MiB.
+        if [ -f .carry/bin/$b/$f.gz ]; then
+            gzip -dc .carry/bin/$b/$f.gz >/tmp/lr-$b/$f && chmod +x /tmp/lr-$b/$f ||
+                { echo "error: unpacking .carry/bin/$b/$f.gz failed"; exit 2; }
+        elif [ ! -x /tmp/lr-$b/$f ]; then
+            echo "error: no .carry/bin/$b/$f.gz, and no earlier call on this machine unpacked it"; exit 2
+        fi
+    done
+    [ -f .carry/bin/$b/flags.txt ] && cp .carry/bin/$b/flags.txt /tmp/lr-$b/
+    if /tmp/lr-$b/arbor-cli --help 2>&1 | grep -q "GLIBC\|not found\|cannot execute"; then
+        echo "error: the carried arbor-cli of $b does not run here:"; /tmp/lr-$b/arbor-cli --help 2>&1 | head -3; exit 2
+    fi
+    log "build $b: $(tr '\n' ' ' </tmp/lr-$b/flags.txt 2>/dev/null || echo '(flags not recorded)')"
 done
+SETTINGS=${ARBOR_LR_SETTINGS:-X_ARBOR_UNSET=1}
+label_of() {  # NAME SETTING: the label of a (build, setting)
+    if [ "$2" = X_ARBOR_UNSET=1 ]; then echo "$1"; else echo "$1:$2"; fi
+}
+# The (build, setting) entries, each "NAME SETTING LABEL".
+entries() {
+    local b s
+    for b in $BUILDS; do
+        for s in $SETTINGS; do echo "$b $s $(label_of "$b" "$s")"; done
+    done
+}
+for b in ${ARBOR_LR_EXACT_BUILDS:-$BUILDS}; do
+    case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
+    B=/tmp/lr-$b
+    for s in ${ARBOR_LR_EXACT:-$SETTINGS}; do
+        label=$(label_of "$b" "$s")
+        a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
+        m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
+        log "exactness $label: logits [$a] megakernel_exact [$m] ($SECONDS s)"
+    done
+done
+first=${BUILDS%% *}
 . "$(dirname "$0")/device-shapes.sh"
-make_shapes $B/arbor-cli ${ARBOR_LR_SHAPES:-q4b moe moer} | tee -a "$OUTDIR/local-run.txt"
-log "shapes: $SECONDS s"
+shapes=${ARBOR_LR_SHAPES:-q4b moe moer}
+deep_shapes=""
+[ "${ARBOR_LR_DEEP:-0}" = 1 ] && deep_shapes=$(echo ${ARBOR_LR_DEEP_SHAPES:-moer})
+need=$(printf '%s\n' $shapes $deep_shapes | sort -u)
+if [ -n "$need" ]; then  # make_shapes with no names makes them all
+    make_shapes /tmp/lr-$first/arbor-cli $need | tee -a "$OUTDIR/local-run.txt"
+    log "shapes: $SECONDS s"
+fi
+for n in $deep_shapes; do
+    mkdir -p /tmp/ctx-$n
+    [ -f /tmp/ctx-$n/arbor-bench-c1-16384.park ] ||
+        timeout 150 /tmp/lr-$first/arbor-cli bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows read50@16384 --reps 1 \
+            --warmup 0 --save-contexts /tmp/ctx-$n >"$OUTDIR/save-$n.txt" 2>&1 || log "error: saving the $n context failed"
+    log "context $n: $SECONDS s"
+done
+# bench ROUND SHAPE ROWS [bench arguments...]: every entry's rows, printed "round shape label row p50 min max".
+bench() {
+    local r=$1 n=$2 rows=$3 b s label
+    shift 3
+    while read -r b s label; do
+        env "$s" timeout 100 /tmp/lr-$b/arbor-cli bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows "$rows" --reps 3 \
+            --warmup 1 "$@" </dev/null 2>&1 |
+            awk -v n=$n -v s="$label" -v r=$r '$1 ~ /@/ {print r, n, s, $1, $2, $3, $4; k++} END {if (!k) print r, n, s, "FAIL"}' |
+            tee -a "$OUTDIR/local-run.txt"
+    done < <(entries)
+}
 rows=${ARBOR_LR_ROWS:-decode@229,read50@229,prefill256@229}
 for round in $(seq "${ARBOR_LR_ROUNDS:-2}"); do
-    for n in ${ARBOR_LR_SHAPES:-q4b moe moer}; do
-        for s in $SETTINGS; do
-            env "$s" timeout 100 $B/arbor-cli bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows "$rows" --reps 3 --warmup 1 2>&1 |
-                awk -v n=$n -v s="$s" -v r=$round '$1 ~ /@/ {print r, n, s, $1, $2, $3, $4; k++} END {if (!k) print r, n, s, "FAIL"}' |
-                tee -a "$OUTDIR/local-run.txt"
-        done
+    if [ -n "${rows// /}" ]; then
+        for n in $shapes; do bench "$round" "$n" "$rows"; done
+    fi
+    for n in $deep_shapes; do
+        bench "$round" "$n" "${ARBOR_LR_DEEP_ROWS:-read50@16384,prefill256@16384,decode@16384}" \
+            --context /tmp/ctx-$n/arbor-bench-c1-16384.park
     done
     log "t=$SECONDS s"
 done
-if [ "${ARBOR_LR_DEEP:-0}" = 1 ]; then
-    mkdir -p /tmp/ctx-moer
-    [ -f /tmp/ctx-moer/arbor-bench-c1-16384.park ] ||
-        timeout 150 $B/arbor-cli bench -m /tmp/arbor-shapes/moer.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
-            --save-contexts /tmp/ctx-moer >"$OUTDIR/save-moer.txt" 2>&1 || log "error: saving the moer context failed"
-    for s in $SETTINGS; do
-        env "$s" timeout 100 $B/arbor-cli bench -m /tmp/arbor-shapes/moer.gguf --backend gpu \
-            --rows read50@16384,prefill256@16384,decode@16384 --reps 3 --warmup 1 --context /tmp/ctx-moer/arbor-bench-c1-16384.park 2>&1 |
-            awk -v s="$s" '$1 ~ /@/ {print "deep", "moer", s, $1, $2, $3, $4}' | tee -a "$OUTDIR/local-run.txt"
-    done
-    log "deep: $SECONDS s"
-    if [ "${ARBOR_LR_DEEP_PROFILE:-0}" = 1 ]; then  # one profiled read50@16384 a setting
-        i=0
-        for s in $SETTINGS; do
-            i=$((i + 1))
-            env "$s" timeout 100 $B/arbor-cli bench -m /tmp/arbor-shapes/moer.gguf --backend gpu --rows read50@16384 \
-                --reps 1 --warmup 1 --context /tmp/ctx-moer/arbor-bench-c1-16384.park \
-                --profile "$OUTDIR/deep-profile-$i.json" >"$OUTDIR/deep-profile-$i.txt" 2>&1
-            rm -f "$OUTDIR/deep-profile-$i.json"
-            log "deep-profile-$i.txt: $s"
-        done
-    fi
+# profile TAG ARGS...: one profiled pass a (build, setting), into $OUTDIR/TAG-I.txt.
+profile() {
+    local tag=$1 i=0 b s label
+    shift
+    while read -r b s label; do
+        i=$((i + 1))
+        env "$s" timeout 100 /tmp/lr-$b/arbor-cli bench --backend gpu --reps 1 --warmup 1 "$@" \
+            --profile "$OUTDIR/$tag-$i.json" </dev/null >"$OUTDIR/$tag-$i.txt" 2>&1
+        rm -f "$OUTDIR/$tag-$i.json"
+        log "$tag-$i.txt: $label"
+    done < <(entries)
+}
+if [ "${ARBOR_LR_DEEP_PROFILE:-0}" = 1 ] && [ -n "$deep_shapes" ]; then
+    n=${deep_shapes%% *}
+    profile deep-profile -m /tmp/arbor-shapes/$n.gguf --rows read50@16384 --context /tmp/ctx-$n/arbor-bench-c1-16384.park
 fi
 if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
-    i=0
-    for s in $SETTINGS; do
-        i=$((i + 1))
-        env "$s" timeout 60 $B/arbor-cli bench -m /tmp/arbor-shapes/moer.gguf --backend gpu --rows read50@229 --reps 1 --warmup 1 \
-            --profile "$OUTDIR/profile-$i.json" >"$OUTDIR/profile-$i.txt" 2>&1
-        rm -f "$OUTDIR/profile-$i.json"
-        log "profile-$i.txt: $s"
-    done
+    make_shapes /tmp/lr-$first/arbor-cli moer >/dev/null
+    profile profile -m /tmp/arbor-shapes/moer.gguf --rows read50@229
 fi
 log "total: $SECONDS s"
