@@ -11,14 +11,16 @@
 # names may build at once (one core each: the megakernel's translation unit is the long part).
 # Builds with run-time A/B switches (=2 modes) let one binary time both paths in one call.
 # About 14 minutes from nothing here (the megakernel's translation unit alone about 12), and two
-# names at once take about as long (gpu-next32), then a relink. The binaries link libstdc++ dynamically: they need glibc 2.34 and GLIBCXX_3.4.29
-# (objdump -T lists what they ask for), which the device image has (gpu-next20 ran them). The
+# names at once take about as long (gpu-next32), then a relink. The binaries link libstdc++
+# dynamically: they need glibc 2.34 and GLIBCXX_3.4.29 (objdump -T lists what they ask for),
+# which the device image has (gpu-next20 ran them). A build packs to 12-13 MiB. The
 # carry must stay under 64 MiB: with .carry/models whole and a build or more it does not, so this
 # drops the models the suite does not require (random-llama-bf16, qwen3moe Q2_K and Q3_K_M;
 # tests/gpu/logits_exact_models.cpp lists the required ones): those cases are left out of that
 # call's gpu_logits_exact, and of every later call until `bash scripts/device-carry.sh` puts them
-# back (gpu-next20 ran 356 of 371 cases so). A call that times rows only needs .carry/bin alone.
-# scripts/device-local-run.sh unpacks and runs them (carry [".carry/models", ".carry/bin"]).
+# back (gpu-next20 ran 356 of 371 cases so). scripts/device-local-run.sh unpacks and runs them: a
+# call that checks exactness carries .carry/models and one build (.carry/bin/NAME, about 62 MiB
+# with the tree), a call that times rows .carry/bin alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=${1:-}
