@@ -20,6 +20,7 @@
 # main:ARBOR_GPU_PROBE_REPEAT=1 (the attention chunk stages cold, then warm; its files are
 # named with the entry's odd characters as '_').
 set -u
+. "$(dirname "$0")/device-shapes.sh"  # save_context, bench_rows
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR"
 base=/tmp/b/engine/arbor-cli
@@ -33,11 +34,7 @@ if [ ! -x "$base" ]; then
 fi
 for m in ${ARBOR_DEEP_SHAPES:-moer q4b}; do
     [ -f /tmp/arbor-shapes/$m.gguf ] || { echo "error: no shape /tmp/arbor-shapes/$m.gguf"; exit 2; }
-    mkdir -p /tmp/ctx-$m
-    [ -f /tmp/ctx-$m/arbor-bench-c1-16384.park ] ||
-        timeout 150 "$base" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
-            --save-contexts /tmp/ctx-$m >"/tmp/save-$m.txt" 2>&1 ||
-        { echo "error: saving the $m context failed:"; tail -3 "/tmp/save-$m.txt"; exit 2; }
+    save_context "$base" $m || exit 2
     echo "context $m: $SECONDS s"
 done
 # An entry NAME or NAME:VAR=VALUE: sets b (the build), e (the environment setting, a harmless
@@ -56,8 +53,7 @@ for round in $(seq "${ARBOR_DEEP_ROUNDS:-2}"); do
         for v in main ${ARBOR_DEEP_VARIANTS:-}; do
             entry "$v" || { echo "$round $m $v FAIL (no build)"; continue; }
             env "$e" timeout 100 "$cli" bench -m /tmp/arbor-shapes/$m.gguf --backend gpu --rows $rows --reps 3 --warmup 1 \
-                --context /tmp/ctx-$m/arbor-bench-c1-16384.park 2>&1 |
-                awk -v m=$m -v v=$v -v r=$round '$1 ~ /@/ {print r, m, v, $1, $2, $3, $4; n++} END {if (!n) print r, m, v, "FAIL"}'
+                --context /tmp/ctx-$m/arbor-bench-c1-16384.park 2>&1 | bench_rows $round $m $v
         done
         echo "t=$SECONDS s"
     done

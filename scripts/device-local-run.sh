@@ -79,10 +79,7 @@ if [ -n "$need" ]; then  # make_shapes with no names makes them all
     log "shapes: $SECONDS s"
 fi
 for n in $deep_shapes; do
-    mkdir -p /tmp/ctx-$n
-    [ -f /tmp/ctx-$n/arbor-bench-c1-16384.park ] ||
-        timeout 150 /tmp/lr-$first/arbor-cli bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows read50@16384 --reps 1 \
-            --warmup 0 --save-contexts /tmp/ctx-$n >"$OUTDIR/save-$n.txt" 2>&1 || log "error: saving the $n context failed"
+    save_context /tmp/lr-$first/arbor-cli $n | tee -a "$OUTDIR/local-run.txt"
     log "context $n: $SECONDS s"
 done
 # bench ROUND SHAPE ROWS [bench arguments...]: every entry's rows, printed "round shape label row p50 min max".
@@ -91,9 +88,7 @@ bench() {
     shift 3
     while read -r b s label; do
         env "$s" timeout 100 /tmp/lr-$b/arbor-cli bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows "$rows" --reps 3 \
-            --warmup 1 "$@" </dev/null 2>&1 |
-            awk -v n=$n -v s="$label" -v r=$r '$1 ~ /@/ {print r, n, s, $1, $2, $3, $4; k++} END {if (!k) print r, n, s, "FAIL"}' |
-            tee -a "$OUTDIR/local-run.txt"
+            --warmup 1 "$@" </dev/null 2>&1 | bench_rows $r $n "$label" | tee -a "$OUTDIR/local-run.txt"
     done < <(entries)
 }
 rows=${ARBOR_LR_ROWS:-decode@229,read50@229,prefill256@229}

@@ -30,3 +30,21 @@ make_shapes() {
             echo "error: synth $n failed"
     done
 }
+# save_context CLI NAME: shape NAME's 16k context, parked once per machine in
+# /tmp/ctx-NAME/arbor-bench-c1-16384.park (bench --save-contexts), for the deep rows' --context;
+# false, with bench's last lines printed, when that fails.
+save_context() {
+    local cli=$1 n=$2
+    mkdir -p /tmp/ctx-$n
+    [ -f /tmp/ctx-$n/arbor-bench-c1-16384.park ] && return 0
+    timeout 150 "$cli" bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
+        --save-contexts /tmp/ctx-$n >/tmp/save-$n.txt 2>&1 && return 0
+    echo "error: saving the $n context failed:"
+    tail -3 /tmp/save-$n.txt
+    return 1
+}
+# bench_rows ROUND SHAPE LABEL: bench's output (stdin) as "round shape label row p50 min max"
+# lines, one a row, or one FAIL line when it printed no row.
+bench_rows() {
+    awk -v r="$1" -v m="$2" -v v="$3" '$1 ~ /@/ {print r, m, v, $1, $2, $3, $4; n++} END {if (!n) print r, m, v, "FAIL"}'
+}
