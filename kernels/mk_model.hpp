@@ -680,9 +680,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // quantized router, dense and expert gated FFN and expert down run as lean loops: the stage's descriptors read
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from
 // arbor-gpu-probe's measurement. Off: measured on gpu-next16 (-0.1 ms on qwen3-4b, -0.1 to -0.4 on
-// the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it).
+// the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it). On by default
+// since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -2 to -4% on qwen3-4b and the
+// routed MoE, decode@16384 -2 to -4%, read50@16384 within 0.2%.
 #ifndef ARBOR_MK_LEAN_DOTS
-#define ARBOR_MK_LEAN_DOTS 0
+#define ARBOR_MK_LEAN_DOTS 1
 #endif
 
 // Stage s's layer weights.
