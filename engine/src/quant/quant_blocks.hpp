@@ -152,7 +152,9 @@ constexpr uint32_t kIq4nlW0 = 0xbfad9881u, kIq4nlW1 = 0xf6eaddcfu, kIq4nlW2 = 0x
 // MXFP4 (doubled e2m1): 0 1 2 3 | 4 6 8 12 | 0 -1 -2 -3 | -4 -6 -8 -12
 constexpr uint32_t kMxfp4W0 = 0x03020100u, kMxfp4W1 = 0x0c080604u, kMxfp4W2 = 0xfdfeff00u, kMxfp4W3 = 0xf4f8fafcu;
 
-// ARBOR_PACKED_GRIDS=1 (nvcc builds; prepared in gpu-next31, off until the H200 measures it):
+// ARBOR_PACKED_GRIDS=1 (nvcc builds; prepared in gpu-next31, on by default since gpu-next33, where
+// an H100 timed decode@229 of qwen3-4b shapes 2.9x faster with every matrix IQ4_NL and 2.5x with
+// every matrix MXFP4, exact, the other formats' rows within 0.3% (docs/BENCHMARKS.md)):
 // the grids are looked up by grid16_value's selects, and IQ4_NL's and MXFP4's row dots take
 // packed forms (quant_blocks_packed.hpp). nvcc keeps an indexed array, even a constant one, in
 // local memory, so each lookup is a 16-byte store of the table and a byte load: with the switch,
@@ -164,7 +166,7 @@ constexpr uint32_t kMxfp4W0 = 0x03020100u, kMxfp4W1 = 0x0c080604u, kMxfp4W2 = 0x
 // tables. The choice depends on the compiler, not on the pass, so an nvcc or HIP translation unit
 // sees one value in its host and device code.
 #ifndef ARBOR_PACKED_GRIDS
-#define ARBOR_PACKED_GRIDS 0
+#define ARBOR_PACKED_GRIDS 1
 #endif
 #if defined(__HIP__)
 #define ARBOR_PACKED_GRIDS_ON 0
