@@ -681,8 +681,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from
 // arbor-gpu-probe's measurement. Off: measured on gpu-next16 (-0.1 ms on qwen3-4b, -0.1 to -0.4 on
 // the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it). On by default
-// since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -2 to -4% on qwen3-4b and the
-// routed MoE, decode@16384 -2 to -4%, read50@16384 within 0.2%.
+// since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -1 to -5% on qwen3-4b and the
+// routed MoE, decode@16384 -2 to -5%, read50@16384 within 0.2%.
 #ifndef ARBOR_MK_LEAN_DOTS
 #define ARBOR_MK_LEAN_DOTS 1
 #endif
