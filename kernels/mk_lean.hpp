@@ -189,8 +189,9 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate.type == L.up.type && L.gate.row_bytes == L.up.row_bytes && mkl::lean_type(L.gate.type);
     }
-    case kOpExpertDownAdd:
-        return P.d.n_used <= 32 && P.heq != nullptr && mkl::lean_type(mk_layer(P, s).down_exps.type);
+    case kOpExpertDownAdd:  // (ARBOR_MK_DOWN_SLOT_PAIRS's two-slot dots are expert_down_slots')
+        return !ARBOR_MK_DOWN_SLOT_PAIRS && P.d.n_used <= 32 && P.heq != nullptr &&
+               mkl::lean_type(mk_layer(P, s).down_exps.type);
     case kOpExpertGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate_exps.type == L.up_exps.type && L.gate_exps.row_bytes == L.up_exps.row_bytes &&

@@ -679,12 +679,19 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_LEAN_DOTS=1: a one-token pass's Q/K/V projection, X-adding matmuls, LM head and
 // quantized router, dense and expert gated FFN and expert down run as lean loops: the stage's descriptors read
 // once, one loop of its own per (row format, op) (mk_lean.hpp). Prepared on gpu-next15 from
-// arbor-gpu-probe's measurement. Off: measured on gpu-next16 (-0.1 ms on qwen3-4b, -0.1 to -0.4 on
-// the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it). On by default
-// since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -1 to -5% on qwen3-4b and the
-// routed MoE, decode@16384 -2 to -5%, read50@16384 within 0.2%.
+// arbor-gpu-probe's measurement and left off after gpu-next16 (-0.1 ms on qwen3-4b, -0.1 to -0.4
+// on the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it). On by default on
+// NVIDIA since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -1 to -5% on qwen3-4b and
+// the routed MoE, decode@16384 -2 to -5%, read50@16384 within 0.4%; flashnext decode@229 +0.24 ms
+// with it alone, +0.04 with ARBOR_PACKED_GRIDS too (one round each). AMD builds keep it off until a
+// gfx1151 run measures it (they compile it with -DARBOR_MK_LEAN_DOTS=1: 256 VGPRs, 1488 bytes of
+// scratch, occupancy 5, spills 376 to 387).
 #ifndef ARBOR_MK_LEAN_DOTS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_LEAN_DOTS 1
+#else
+#define ARBOR_MK_LEAN_DOTS 0
+#endif
 #endif
 
 // Stage s's layer weights.

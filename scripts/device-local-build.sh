@@ -48,15 +48,18 @@ for f in engine/arbor-cli tests/gpu/gpu_logits_exact tests/gpu/gpu_megakernel_ex
 done
 # What a later session compares with its checkout before carrying the build (docs/GPU.md "Next").
 dirty=""
-git diff --quiet HEAD -- engine kernels CMakeLists.txt || dirty=" (with uncommitted changes to engine, kernels or CMakeLists.txt)"
+[ -z "$(git status --porcelain -- engine kernels tests CMakeLists.txt cmake)" ] ||
+    dirty=" (with uncommitted changes to engine, kernels, tests, cmake or CMakeLists.txt)"
 printf 'flags: %s\ncommit: %s%s\n' "${flags:-none}" "$(git rev-parse --short HEAD)" "$dirty" >"$dest/flags.txt"
 echo "glibc and libstdc++ versions asked for: $(objdump -T "$build/engine/arbor-cli" | grep -o 'GLIBC[XX]*_[0-9.]*' | sort -uV | awk -F_ '{v[$1] = $2} END {for (k in v) printf "%s %s ", k, v[k]}')"
 tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 -r du -cb 2>/dev/null |
     awk '$2 == "total" {s += $1} END {print s + 0}')
-bins=$((tree + $(du -sb .carry/bin | cut -f1)))
-total=$((bins + $(du -sb .carry/models | cut -f1)))
-echo "$dest: flags ${flags:-none}, $(du -sh "$dest" | cut -f1); the tree and .carry/bin $((bins / 1048576)) MiB," \
-    "with .carry/models $((total / 1048576)) MiB (a call carries at most 64)"
-[ "$bins" -lt $((64 * 1048576)) ] || { echo "error: .carry/bin is over the 64 MiB a device call may carry"; exit 1; }
-[ "$total" -lt $((64 * 1048576)) ] ||
-    echo "note: too much for one call with .carry/models; carry .carry/bin alone for rows (ARBOR_LR_EXACT=\" \"), or fewer builds"
+one=$((tree + $(du -sb "$dest" | cut -f1)))
+models=$( (du -sb .carry/models 2>/dev/null || true) | cut -f1)
+exact=$((one + ${models:-0}))
+echo "$dest: flags ${flags:-none}, $(du -sh "$dest" | cut -f1); with the tree $((one / 1048576)) MiB," \
+    "with .carry/models too $((exact / 1048576)) MiB (a call carries at most 64); every build in .carry/bin:" \
+    "$(du -sh .carry/bin | cut -f1)"
+[ "$one" -lt $((64 * 1048576)) ] || { echo "error: $dest and the tree are over the 64 MiB a device call may carry"; exit 1; }
+[ "$exact" -lt $((64 * 1048576)) ] ||
+    echo "note: too much for an exactness call (.carry/models and this build); carry fewer models"

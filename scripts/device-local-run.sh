@@ -45,7 +45,7 @@ for b in $BUILDS; do
     if /tmp/lr-$b/arbor-cli --help 2>&1 | grep -q "GLIBC\|not found\|cannot execute"; then
         echo "error: the carried arbor-cli of $b does not run here:"; /tmp/lr-$b/arbor-cli --help 2>&1 | head -3; exit 2
     fi
-    log "build $b: $(tr '\n' ' ' </tmp/lr-$b/flags.txt 2>/dev/null || echo '(flags not recorded)')"
+    log "build $b: $( { tr '\n' ' ' </tmp/lr-$b/flags.txt; } 2>/dev/null || echo '(flags not recorded)')"
 done
 SETTINGS=${ARBOR_LR_SETTINGS:-X_ARBOR_UNSET=1}
 label_of() {  # NAME SETTING: the label of a (build, setting)
@@ -58,7 +58,12 @@ entries() {
         for s in $SETTINGS; do echo "$b $s $(label_of "$b" "$s")"; done
     done
 }
-for b in ${ARBOR_LR_EXACT_BUILDS:-$BUILDS}; do
+exact_builds=${ARBOR_LR_EXACT_BUILDS:-$BUILDS}
+if [ -n "$(echo ${ARBOR_LR_EXACT-x})" ] && [ ! -d .carry/models ]; then
+    log "exactness: not run (no .carry/models carried; ARBOR_LR_EXACT=\" \" says none)"
+    exact_builds=""
+fi
+for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
     for s in ${ARBOR_LR_EXACT:-$SETTINGS}; do
@@ -80,6 +85,7 @@ if [ -n "$need" ]; then  # make_shapes with no names makes them all
 fi
 for n in $deep_shapes; do
     save_context /tmp/lr-$first/arbor-cli $n | tee -a "$OUTDIR/local-run.txt"
+    [ -f /tmp/save-$n.txt ] && cp /tmp/save-$n.txt "$OUTDIR/"
     log "context $n: $SECONDS s"
 done
 # bench ROUND SHAPE ROWS [bench arguments...]: every entry's rows, printed "round shape label row p50 min max".

@@ -154,7 +154,8 @@ constexpr uint32_t kMxfp4W0 = 0x03020100u, kMxfp4W1 = 0x0c080604u, kMxfp4W2 = 0x
 
 // ARBOR_PACKED_GRIDS=1 (nvcc builds; prepared in gpu-next31, on by default since gpu-next33, where
 // an H100 timed decode@229 of qwen3-4b shapes 2.9x faster with every matrix IQ4_NL and 2.5x with
-// every matrix MXFP4, exact, the other formats' rows within 0.3% (docs/BENCHMARKS.md)):
+// every matrix MXFP4, exact; the other formats' decode within the spread at 229 cells, 1-2% slower
+// at 16384, their reads 0.15-0.5% slower: docs/BENCHMARKS.md "gpu-next33", docs/GPU.md):
 // the grids are looked up by grid16_value's selects, and IQ4_NL's and MXFP4's row dots take
 // packed forms (quant_blocks_packed.hpp). nvcc keeps an indexed array, even a constant one, in
 // local memory, so each lookup is a 16-byte store of the table and a byte load: with the switch,
