@@ -176,6 +176,11 @@ __device__ inline void down_typed(long long items, long long gwarp, long long wa
 // Whether stage (op, s) runs lean: a one-token pass, an op with a lean form, row types with one.
 // The same answer in every warp.
 __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
+#if ARBOR_MK_LEAN_OP_FIRST
+    if (op != kOpQkvDots && (op < kOpMatMulAdd || op > kOpMatMulStore) && op != kOpExpertGatedFfn &&
+        op != kOpExpertDownAdd)
+        return false;
+#endif
     const MkPass& P = *s.pass;
     if (P.n_tokens != 1 || s.dep_tail) return false;
     switch (op) {

@@ -693,6 +693,13 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
 #endif
+// ARBOR_MK_LEAN_OP_FIRST=1 (prepared in gpu-next33, off, untimed): mk_lean_ok tests the op before
+// it loads the pass, so a warp stage with no lean form (flashnext's, the quantize) loads nothing
+// more. With it off, every such stage waits on the pass's token count first, a candidate for
+// flashnext's +0.24 ms with the lean loops.
+#ifndef ARBOR_MK_LEAN_OP_FIRST
+#define ARBOR_MK_LEAN_OP_FIRST 0
+#endif
 
 // Stage s's layer weights.
 __device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {
