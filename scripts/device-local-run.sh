@@ -15,8 +15,9 @@
 # NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
 # decode@229,read50@229,prefill256@229; " " for none); ARBOR_LR_SHAPES (default "q4b moe moer");
 # ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
-# " " for no exactness, which needs no .carry/models); ARBOR_LR_EXACT_BUILDS: the builds it runs
-# on (default all). ARBOR_LR_DEEP=1 also times ARBOR_LR_DEEP_ROWS (default
+# " " for no exactness, which needs no .carry/models; a call without them skips it);
+# ARBOR_LR_EXACT_BUILDS: the builds it runs on (default all). ARBOR_LR_DEEP=1 also times
+# ARBOR_LR_DEEP_ROWS (default
 # read50@16384,prefill256@16384,decode@16384) on ARBOR_LR_DEEP_SHAPES (default moer), each from one
 # saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
 # time them twice; the first column is the round, as for every row); with
