@@ -37,7 +37,6 @@ nice ninja -C "$build" arbor-cli gpu_logits_exact gpu_megakernel_exact >"$build.
 rm -f .carry/models/random-llama-bf16.gguf .carry/models/random-qwen3moe-Q2_K.gguf .carry/models/random-qwen3moe-Q3_K_M.gguf
 dest=.carry/bin/$name
 rm -rf "$dest"
-rm -f .carry/bin/*.gz  # the one-build layout before NAME, which device-local-run.sh no longer reads
 mkdir -p "$dest"
 for f in engine/arbor-cli tests/gpu/gpu_logits_exact tests/gpu/gpu_megakernel_exact; do
     n=$(basename "$f")

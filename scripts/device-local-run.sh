@@ -17,8 +17,8 @@
 # ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
 # " " for no exactness, which needs no .carry/models; a call without them skips it);
 # ARBOR_LR_EXACT_BUILDS: the builds it runs on (default all). ARBOR_LR_DEEP=1 also times
-# ARBOR_LR_DEEP_ROWS (default
-# read50@16384,prefill256@16384,decode@16384) on ARBOR_LR_DEEP_SHAPES (default moer), each from one
+# ARBOR_LR_DEEP_ROWS (default read50@16384,prefill256@16384,decode@16384) on
+# ARBOR_LR_DEEP_SHAPES (default moer), each from one
 # saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
 # time them twice; the first column is the round, as for every row); with
 # ARBOR_LR_DEEP_PROFILE=1 a profiled read50@16384 of the first deep shape for each (build,
@@ -60,14 +60,15 @@ entries() {
     done
 }
 exact_builds=${ARBOR_LR_EXACT_BUILDS:-$BUILDS}
-if [ -n "$(echo ${ARBOR_LR_EXACT-x})" ] && [ ! -d .carry/models ]; then
+exact_settings=${ARBOR_LR_EXACT:-$SETTINGS}
+if [ -n "${exact_settings// /}" ] && [ ! -d .carry/models ]; then
     log "exactness: not run (no .carry/models carried; ARBOR_LR_EXACT=\" \" says none)"
     exact_builds=""
 fi
 for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
-    for s in ${ARBOR_LR_EXACT:-$SETTINGS}; do
+    for s in $exact_settings; do
         label=$(label_of "$b" "$s")
         a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
         m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)

@@ -36,12 +36,10 @@ make_shapes() {
 save_context() {
     local cli=$1 n=$2
     mkdir -p /tmp/ctx-$n
+    # (A park file is written to a temporary name and renamed, so a timed-out save leaves none.)
     [ -f /tmp/ctx-$n/arbor-bench-c1-16384.park ] && return 0
-    # Saved in a folder of its own and moved into place whole, so a timeout leaves no half park.
-    rm -rf /tmp/ctx-$n.part && mkdir -p /tmp/ctx-$n.part
     timeout 150 "$cli" bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows read50@16384 --reps 1 --warmup 0 \
-        --save-contexts /tmp/ctx-$n.part >/tmp/save-$n.txt 2>&1 &&
-        mv /tmp/ctx-$n.part/arbor-bench-c1-16384.park /tmp/ctx-$n/ && return 0
+        --save-contexts /tmp/ctx-$n >/tmp/save-$n.txt 2>&1 && return 0
     echo "error: saving the $n context failed:"
     tail -3 /tmp/save-$n.txt
     return 1
