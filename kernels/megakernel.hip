@@ -103,9 +103,6 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             const bool timed = mk_phase_flag();
             for (long long item = first; item < st.items; item += gridDim.x) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
-#if ARBOR_MK_KV_PREFETCH
-                if (st.op == kOpAttnChunk && threadIdx.x == 0) mk_prefetch_attn_item(st.model, st.items, item + gridDim.x);
-#endif
                 mk_workgroup_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
                 if (timed && threadIdx.x == 0) mk_item_time(st.op, item != first, t0);
@@ -212,12 +209,6 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
             }
 #if ARBOR_MK_SMEM_DESC
             mk_desc_fill(prog, si, &dc);  // the next level's descriptors, between the arrival and the wait
-#endif
-#if ARBOR_MK_KV_PREFETCH
-            if (threadIdx.x == 0)
-                for (int sj = si; sj < prog.n_stages && ARBOR_MK_STAGE(sj).level == level + 1; ++sj)
-                    if (ARBOR_MK_STAGE(sj).op == kOpAttnChunk)
-                        mk_prefetch_attn_item(ARBOR_MK_STAGE(sj).model, ARBOR_MK_STAGE(sj).items, gridDim.x - 1 - blockIdx.x);
 #endif
             if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
             if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, -(level + 1), t0, arbor_wall_ns());

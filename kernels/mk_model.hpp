@@ -635,15 +635,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
 
-// ARBOR_MK_KV_PREFETCH=1 (NVIDIA sm_90; gpu-next34, off): an attention chunk item of one token a
-// chunk (a decode step's) has its K and V cells asked of the L2 ahead of its stages, one bulk
-// prefetch each (mk_prefetch.hpp): a workgroup's first item of the next level's chunk stage
-// between its arrival at the grid barrier and its wait, and each next item when the one before
-// it starts; a pass that streams its cells asks with the evict-first policy. A hint only.
-#ifndef ARBOR_MK_KV_PREFETCH
-#define ARBOR_MK_KV_PREFETCH 0
-#endif
-
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
 // norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
 // heads from the raw projection, and the items of the chunk holding the token's cell also finish

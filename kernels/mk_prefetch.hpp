@@ -8,7 +8,6 @@
 #pragma once
 
 #include "arbor_hip.hpp"
-#include "mk_block_ops.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_program.hpp"
@@ -29,44 +28,6 @@ __device__ inline void mk_l2_prefetch(const void* p, unsigned long long bytes) {
     (void)bytes;
 #endif
 }
-
-#if ARBOR_MK_KV_PREFETCH
-// mk_l2_prefetch with the L2 evict-first policy when `evict_first` (a streamed pass's cells).
-__device__ inline void mk_l2_prefetch_kv(const void* p, unsigned long long bytes, bool evict_first) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (evict_first) {
-        const unsigned long long a = reinterpret_cast<unsigned long long>(p) & ~15ull;
-        const unsigned long long e = (reinterpret_cast<unsigned long long>(p) + bytes + 15ull) & ~15ull;
-        unsigned long long policy;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(a),
-                     "r"(static_cast<unsigned>(e - a)), "l"(policy)
-                     : "memory");
-        return;
-    }
-#endif
-    mk_l2_prefetch(p, bytes);
-}
-
-// The K and V cells that attention chunk item `item` of stage s stages (mk_attn_chunk_block), into
-// the L2: items of one token a chunk only, none past the stage or the token's last chunk.
-__device__ inline void mk_prefetch_attn_item(const MkModelStage& s, long long items, long long item) {
-#if ARBOR_MK_ATTN_TOKENS
-    if (s.attn_tokens > 1) return;
-#endif
-    if (item >= items) return;
-    const MkPass& P = *s.pass;
-    const ChunkItem it = chunk_item(P, s, item);
-    const long long pos = P.pos[it.t];
-    if (it.ch > pos / mkm::kChunk) return;
-    const long long first = it.ch * mkm::kChunk;
-    const long long n = (pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
-    const long long eb = P.d.kv_elem_bytes;
-    const bool ef = P.kv_stream != 0;
-    mk_l2_prefetch_kv(mkm::kv_cell(P, it.t, s.layer, it.g, first, false), n * P.d.hd_k * eb, ef);
-    mk_l2_prefetch_kv(mkm::kv_cell(P, it.t, s.layer, it.g, first, true), n * P.d.hd_v * eb, ef);
-}
-#endif
 
 // The weight rows of item `item` of a row-dot stage into the L2 (mkm::item_rows): the Q/K/V
 // projection, the matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane
