@@ -693,12 +693,14 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
 #endif
-// ARBOR_MK_LEAN_OP_FIRST=1 (prepared in gpu-next33, off, untimed): mk_lean_ok tests the op before
-// it loads the pass, so a warp stage with no lean form (flashnext's, the quantize) loads nothing
-// more. With it off, every such stage waits on the pass's token count first, a candidate for
-// flashnext's +0.24 ms with the lean loops.
+// ARBOR_MK_LEAN_OP_FIRST=1 (on with ARBOR_MK_LEAN_DOTS since gpu-next34): mk_lean_ok tests the op
+// before it loads the pass, so a warp stage with no lean form (flashnext's, the quantize) loads
+// nothing more; off, every such stage waits on the pass's token count first. Exact (356/0, 25/0);
+// on an H100 flashnext's decode@229 -0.14 to -0.24 ms in three rounds (most of the +0.24 the lean
+// loops had cost it), `moer` and qwen3-4b within the rounds' spread at 229 and 16384 cells
+// (docs/BENCHMARKS.md "gpu-next34", calls 2-3 and 6).
 #ifndef ARBOR_MK_LEAN_OP_FIRST
-#define ARBOR_MK_LEAN_OP_FIRST 0
+#define ARBOR_MK_LEAN_OP_FIRST ARBOR_MK_LEAN_DOTS
 #endif
 
 // Stage s's layer weights.
