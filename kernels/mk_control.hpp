@@ -78,14 +78,21 @@ enum MkAbSwitch : unsigned {
 #define ARBOR_MK_GLOBAL_LOADS 0
 #endif
 
-// ARBOR_MK_STREAM_ROUTER=1 (NVIDIA; prepared, off, gpu-next28): the float router rows of a
-// one-row router item (warp_dot_float_deep, the MoE's router logits) are loaded cache-streaming,
-// as ARBOR_MK_STREAM_W loads the quantized weights. `moer`'s routers are F32, 1 MB a layer:
-// 48 MB a decode step at the L2's default priority, against the 60 MB L2, where the evict-first
-// quantized weights leave room for what the next levels and the next step read again (the
-// code, the KV cells, the activations). The values loaded are the same: the bits do not change.
+// ARBOR_MK_STREAM_ROUTER=1 (NVIDIA; prepared in gpu-next28, on by default since gpu-next34): the
+// float router rows of a one-row router item (warp_dot_float_deep, the MoE's router logits) are
+// loaded cache-streaming, as ARBOR_MK_STREAM_W loads the quantized weights. `moer`'s routers are
+// F32, 1 MB a layer: 48 MB a decode step at the L2's default priority, against the 50-60 MB L2,
+// where the evict-first quantized weights leave room for what the next levels and the next step
+// read again (the code, the KV cells, the activations). The values loaded are the same: the bits
+// do not change (356/0, 25/0). On an H100, `moer` decode@16384 -0.17 ms (-2%) in both rounds,
+// decode@229 and read50@16384 within the spread (docs/BENCHMARKS.md "gpu-next34", call 8).
+// AMD builds: off until a gfx1151 run measures it.
 #ifndef ARBOR_MK_STREAM_ROUTER
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_STREAM_ROUTER 1
+#else
 #define ARBOR_MK_STREAM_ROUTER 0
+#endif
 #endif
 
 enum MkWaitKind : int { kWaitNone = 0, kWaitGridBarrier = 1, kWaitCounter = 2 };
