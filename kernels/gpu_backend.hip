@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -772,10 +773,53 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                                (k + 1 == program_.size() || program_[k + 1].level != m.level);
             m.tail = alone && m.level > 0 && m.level < last_level && m.items <= gpu::kMkTailItems &&
                              (m.op == gpu::kOpRmsNorm || m.op == gpu::kOpRouterSelect)
-                         ? 1
+                         ? gpu::kMkStageTail
                          : 0;
         }
     }
+#if ARBOR_MK_PROLOGUES
+    // Prologues (ARBOR_MK_PROLOGUES builds; ARBOR_GPU_PROLOGUES=N, bit 1 the norms', bit 2 the
+    // router select's, default 2): in a one-token pass, a workgroup stage alone in its level whose
+    // next level is one consumer stage becomes that stage's prologue, in its level: every
+    // workgroup runs it whole, then its share of the consumer, and the levels after move up by
+    // one. An RMSNorm before the Q/K/V dots, a dense gated FFN, the router logits or the LM head
+    // (then one item a row); a router select before the expert gated FFN, when its slots stay in
+    // lanes (n_used <= 32: the other form divides the weights in place, so a workgroup could read
+    // weights another had already divided). A prologue's writes are the same bytes from every
+    // workgroup, and each reads its own.
+    static const long long which = env_count("ARBOR_GPU_PROLOGUES", 2);
+    const bool norm_prologues = (which & 1) != 0, select_prologues = (which & 2) != 0;
+    if ((norm_prologues || select_prologues) && T == 1 && !program_.empty()) {
+        std::vector<int> lv(program_.size());  // the levels before any move
+        for (size_t k = 0; k < program_.size(); ++k) lv[k] = program_[k].level;
+        auto alone = [&](size_t k) {
+            return (k == 0 || lv[k - 1] != lv[k]) && (k + 1 == lv.size() || lv[k + 1] != lv[k]);
+        };
+        int shift = 0;
+        for (size_t k = 0; k < program_.size(); ++k) {
+            gpu::MkStage& m = program_[k];
+            m.level = lv[k] - shift;
+            if (k + 1 == program_.size() || !alone(k) || !alone(k + 1)) continue;  // (levels have no gaps)
+            const int next = program_[k + 1].op;
+            const bool norm = norm_prologues && m.op == gpu::kOpRmsNorm &&
+                              (next == gpu::kOpQkvDots || next == gpu::kOpGatedFfn || next == gpu::kOpMatMulStore);
+            const bool select = select_prologues && m.op == gpu::kOpRouterSelect && next == gpu::kOpExpertGatedFfn &&
+                                K <= 32;
+            if (!norm && !select) continue;
+            if (norm) {
+                m.items /= std::max(1, m.model.norm_parts);
+                m.model.norm_parts = 1;
+            }
+            m.tail = gpu::kMkStageEvery;
+            ++shift;
+        }
+    }
+#else
+    static const bool warned = std::getenv("ARBOR_GPU_PROLOGUES") &&
+                               std::fprintf(stderr, "arbor: ARBOR_GPU_PROLOGUES ignored: this build has no prologues "
+                                                    "(NVIDIA builds without barrier tails have them)\n") > 0;
+    (void)warned;
+#endif
 }
 
 // 1 when pass pt is a decode step (one token a sequence) whose sequences' cells, over every

@@ -73,6 +73,14 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     }
 }
 
+// Every item of workgroup stage st in this workgroup, in order (a barrier tail, a prologue).
+__device__ inline void mk_workgroup_all(const MkStage& st, float* smem) {
+    for (long long item = 0; item < st.items; ++item) {
+        mk_workgroup_item(st.op, st.model, item, smem);
+        __syncthreads();
+    }
+}
+
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
                                     long long warps, int lane, float* smem) {
     switch (st.op) {
@@ -97,6 +105,13 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         break;
     default:
         if (mk_is_workgroup_op(st.op)) {
+#if ARBOR_MK_PROLOGUES
+            if (st.tail == kMkStageEvery) {  // a prologue: every workgroup runs every item
+                // (no item clocks: a profile has the stage's time only)
+                mk_workgroup_all(st, smem);
+                break;
+            }
+#endif
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
             // fill the first workgroups first.
             const long long first = gridDim.x - 1 - blockIdx.x;
@@ -181,14 +196,11 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
             // The next level is one small workgroup stage (an RMSNorm or a router select of a
             // decode step): the last workgroup to arrive runs all its items and then arrives at
             // that level's barrier for the whole grid, so the level costs no barrier of its own.
-            if (si < prog.n_stages && ARBOR_MK_STAGE(si).tail && level + 2 < prog.n_levels) {
+            if (si < prog.n_stages && ARBOR_MK_STAGE(si).tail == kMkStageTail && level + 2 < prog.n_levels) {
                 if (mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x)) {
                     const MkStage& tst = ARBOR_MK_STAGE(si);
                     const unsigned long long t1 = prog.events ? arbor_wall_ns() : 0;
-                    for (long long item = 0; item < tst.items; ++item) {
-                        mk_workgroup_item(tst.op, tst.model, item, smem);
-                        __syncthreads();
-                    }
+                    mk_workgroup_all(tst, smem);
                     if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, si, t1, arbor_wall_ns());
                     mk_grid_release(sync);
                 }

@@ -484,6 +484,34 @@ static_assert(sizeof(MkModelStage) == 136, "MkModelStage's layout changed: updat
 #endif
 constexpr long long kMkTailItems = 2;
 
+// ARBOR_MK_PROLOGUES=1 (gpu-next34; on by default on NVIDIA, where the barrier tails are off): in a
+// one-token pass, a level of one workgroup stage followed by a level of one consumer stage (named
+// below) becomes the consumer's prologue: every workgroup runs all of its items, then its share
+// of the consumer, with no grid barrier between (gpu_backend.hip, megakernel.hip). Each workgroup
+// reads what it wrote itself; the others write the same bytes, so the bits do not change (356/0,
+// 25/0). Later levels read the prologue's output behind their barriers as before. A prologue
+// records no item clocks in a profile, only its stage's time (summed over every workgroup).
+// ARBOR_GPU_PROLOGUES=N picks them (0: none):
+// - bit 2 (the default): the router select before the expert gated FFN (16 words written). On an
+//   H100, `moer` decode@229 -0.02 to -0.24 ms in five rounds (median -0.15, -2.2%), decode@16384
+//   +0.01 to +0.12, flashnext within the spread (docs/BENCHMARKS.md "gpu-next34", calls 11-12);
+// - bit 1: an RMSNorm before the Q/K/V dots, a dense gated FFN, the router logits or the LM head
+//   (one item a row, mk_rms_norm_block: the same scale chain, elements and Q8A blocks). Measured
+//   +1.0 ms on `moer` and +1.35 on qwen3-4b at decode@229 (call 7), about 14 us for each barrier
+//   removed: most likely 132 workgroups storing the same 10 KiB of XN and XQ lines while the
+//   dots read them (not measured apart from the whole-row norm's own time).
+// AMD builds: off until a gfx1151 run measures it.
+#ifndef ARBOR_MK_PROLOGUES
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_BARRIER_TAILS
+#define ARBOR_MK_PROLOGUES 1
+#else
+#define ARBOR_MK_PROLOGUES 0
+#endif
+#endif
+#if ARBOR_MK_PROLOGUES && ARBOR_MK_BARRIER_TAILS
+#error "ARBOR_MK_PROLOGUES and ARBOR_MK_BARRIER_TAILS both take a decode step's small levels"
+#endif
+
 // ARBOR_MK_DOWN_SPLIT=1: a pass of at most kMkDownSplitTokens tokens runs the expert down
 // projection as one item per (row pair, slot) (kOpExpertDownDots), where one item ran a row
 // pair's slots one after another; the warp completing a row pair's slots combines them in slot
@@ -683,7 +711,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // on the MoE, but +0.17 to +0.28 on flashnext, whose stages do not even take it). On by default on
 // NVIDIA since gpu-next33 (H100, docs/BENCHMARKS.md): exact, decode@229 -1 to -5% on qwen3-4b and
 // the routed MoE, decode@16384 -2 to -5%, read50@16384 within 0.4%; flashnext decode@229 +0.24 ms
-// with it alone, +0.04 with ARBOR_PACKED_GRIDS too (one round each). AMD builds keep it off until a
+// with it alone, +0.04 with ARBOR_PACKED_GRIDS too (one round each), most of it taken back in
+// gpu-next34 by mk_lean_ok testing the op first. AMD builds keep it off until a
 // gfx1151 run measures it (they compile it with -DARBOR_MK_LEAN_DOTS=1: 256 VGPRs, 1488 bytes of
 // scratch, occupancy 5, spills 376 to 387).
 #ifndef ARBOR_MK_LEAN_DOTS
@@ -692,15 +721,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #else
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
-#endif
-// ARBOR_MK_LEAN_OP_FIRST=1 (on with ARBOR_MK_LEAN_DOTS since gpu-next34): mk_lean_ok tests the op
-// before it loads the pass, so a warp stage with no lean form (flashnext's, the quantize) loads
-// nothing more; off, every such stage waits on the pass's token count first. Exact (356/0, 25/0);
-// on an H100 flashnext's decode@229 -0.14 to -0.24 ms in three rounds (most of the +0.24 the lean
-// loops had cost it), `moer` and qwen3-4b within the rounds' spread at 229 and 16384 cells
-// (docs/BENCHMARKS.md "gpu-next34", calls 2-3 and 6).
-#ifndef ARBOR_MK_LEAN_OP_FIRST
-#define ARBOR_MK_LEAN_OP_FIRST ARBOR_MK_LEAN_DOTS
 #endif
 
 // Stage s's layer weights.

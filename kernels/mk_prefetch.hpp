@@ -32,8 +32,10 @@ __device__ inline void mk_l2_prefetch(const void* p, unsigned long long bytes) {
 // The weight rows of item `item` of a row-dot stage into the L2 (mkm::item_rows): the Q/K/V
 // projection, the matmuls (o, dense down, router logits, LM head) and the dense gated FFN in lane
 // `sub` 0; for the expert down, lane `sub` takes (token, slot) pair `sub` (up to 32), whose route
-// was written two levels before the stage. Other ops, items past the stage and other lanes ask
-// for nothing. The expert gated FFN is left out: its routes are written by the level just before.
+// was written two levels before the stage, or in the level just before by this workgroup itself
+// (ARBOR_MK_PROLOGUES' router select). Other ops, items past the stage and other lanes ask for
+// nothing. The expert gated FFN is left out: its routes are written by the level just before, or
+// in its own level by a prologue.
 __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int sub) {
     const int op = st.op;
     if (item >= st.items) return;

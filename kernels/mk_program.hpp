@@ -35,11 +35,18 @@ struct MkCounterOp {
     unsigned target;
 };
 
+// MkStage::tail values (a stage is at most one of them; the host sets either only on the
+// workgroup ops it names, gpu_backend.hip build_program).
+constexpr int kMkStageTail = 1;   // ARBOR_MK_BARRIER_TAILS: the last workgroup to arrive runs it
+constexpr int kMkStageEvery = 2;  // ARBOR_MK_PROLOGUES: every workgroup runs it, then its level's next stage
+
 struct MkStage {
     int op;
     int level;
-    // ARBOR_MK_BARRIER_TAILS: this stage is its level's only one, and the last workgroup to
-    // arrive at the grid barrier before it runs all of its items (megakernel.hip).
+    // kMkStageTail (ARBOR_MK_BARRIER_TAILS): this stage is its level's only one, and the last
+    // workgroup to arrive at the grid barrier before it runs all of its items (megakernel.hip).
+    // kMkStageEvery (ARBOR_MK_PROLOGUES): every workgroup runs all of this workgroup stage's items
+    // before the next stage of its level (a decode step's router select ahead of the expert FFN).
     int tail;
     long long items;
     union {
