@@ -73,14 +73,6 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     }
 }
 
-// Every item of workgroup stage st in this workgroup, in order (a barrier tail, a prologue).
-__device__ inline void mk_workgroup_all(const MkStage& st, float* smem) {
-    for (long long item = 0; item < st.items; ++item) {
-        mk_workgroup_item(st.op, st.model, item, smem);
-        __syncthreads();
-    }
-}
-
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
                                     long long warps, int lane, float* smem) {
     switch (st.op) {
@@ -105,18 +97,14 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         break;
     default:
         if (mk_is_workgroup_op(st.op)) {
-#if ARBOR_MK_PROLOGUES
-            if (st.tail == kMkStageEvery) {  // a prologue: every workgroup runs every item
-                // (no item clocks: a profile has the stage's time only)
-                mk_workgroup_all(st, smem);
-                break;
-            }
-#endif
             // Workgroup items, dealt from the last workgroup down: warp stages of the same level
-            // fill the first workgroups first.
-            const long long first = gridDim.x - 1 - blockIdx.x;
+            // fill the first workgroups first. A prologue (ARBOR_MK_PROLOGUES): every workgroup
+            // runs every item (one loop for both: a second inlined dispatch grew the entry's
+            // spills from 432/796 to 704/1372 bytes).
+            const bool every = ARBOR_MK_PROLOGUES && st.tail == kMkStageEvery;
+            const long long first = every ? 0 : gridDim.x - 1 - blockIdx.x, step = every ? 1 : gridDim.x;
             const bool timed = mk_phase_flag();
-            for (long long item = first; item < st.items; item += gridDim.x) {
+            for (long long item = first; item < st.items; item += step) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
                 mk_workgroup_item(st.op, st.model, item, smem);
                 __syncthreads();  // the arena is reused by the next item
@@ -200,7 +188,10 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
                 if (mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x)) {
                     const MkStage& tst = ARBOR_MK_STAGE(si);
                     const unsigned long long t1 = prog.events ? arbor_wall_ns() : 0;
-                    mk_workgroup_all(tst, smem);
+                    for (long long item = 0; item < tst.items; ++item) {
+                        mk_workgroup_item(tst.op, tst.model, item, smem);
+                        __syncthreads();
+                    }
                     if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, si, t1, arbor_wall_ns());
                     mk_grid_release(sync);
                 }
