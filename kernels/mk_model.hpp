@@ -489,8 +489,8 @@ constexpr long long kMkTailItems = 2;
 // below) becomes the consumer's prologue: every workgroup runs all of its items, then its share
 // of the consumer, with no grid barrier between (gpu_backend.hip, megakernel.hip). Each workgroup
 // reads what it wrote itself; the others write the same bytes, so the bits do not change (356/0,
-// 25/0). Later levels read the prologue's output behind their barriers as before. A prologue
-// records no item clocks in a profile, only its stage's time (summed over every workgroup).
+// 25/0). Later levels read the prologue's output behind their barriers as before. In a profile a
+// prologue's item clocks count its items once for every workgroup that ran them (all of them).
 // ARBOR_GPU_PROLOGUES=N picks them (0: none):
 // - bit 2 (the default): the router select before the expert gated FFN (16 words written). On an
 //   H100, `moer` decode@229 -0.02 to -0.24 ms in five rounds (median -0.15, -2.2%), decode@16384
