@@ -761,6 +761,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             }
         gl += int(depth);
     }
+    // Whether stage k is its level's only one (the barrier tails and the prologues below).
+    auto alone = [&](size_t k) {
+        return (k == 0 || program_[k - 1].level != program_[k].level) &&
+               (k + 1 == program_.size() || program_[k + 1].level != program_[k].level);
+    };
     // Barrier tails (ARBOR_MK_BARRIER_TAILS; ARBOR_GPU_BARRIER_TAILS=0 turns them off in such a
     // build): a level of one RMSNorm or router select stage of at most kMkTailItems items, neither
     // the first level nor the last, runs in the last workgroup to arrive at the barrier before it.
@@ -769,9 +774,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
         const int last_level = program_.back().level;
         for (size_t k = 0; k < program_.size(); ++k) {
             gpu::MkStage& m = program_[k];
-            const bool alone = (k == 0 || program_[k - 1].level != m.level) &&
-                               (k + 1 == program_.size() || program_[k + 1].level != m.level);
-            m.tail = alone && m.level > 0 && m.level < last_level && m.items <= gpu::kMkTailItems &&
+            m.tail = alone(k) && m.level > 0 && m.level < last_level && m.items <= gpu::kMkTailItems &&
                              (m.op == gpu::kOpRmsNorm || m.op == gpu::kOpRouterSelect)
                          ? gpu::kMkStageTail
                          : 0;
@@ -789,17 +792,10 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
     // workgroup, and each reads its own.
     static const long long which = env_count("ARBOR_GPU_PROLOGUES", 2);
     const bool norm_prologues = (which & 1) != 0, select_prologues = (which & 2) != 0;
-    if ((norm_prologues || select_prologues) && T == 1 && !program_.empty()) {
-        std::vector<int> lv(program_.size());  // the levels before any move
-        for (size_t k = 0; k < program_.size(); ++k) lv[k] = program_[k].level;
-        auto alone = [&](size_t k) {
-            return (k == 0 || lv[k - 1] != lv[k]) && (k + 1 == lv.size() || lv[k + 1] != lv[k]);
-        };
-        int shift = 0;
-        for (size_t k = 0; k < program_.size(); ++k) {
+    if ((norm_prologues || select_prologues) && T == 1) {
+        for (size_t k = 0; k + 1 < program_.size(); ++k) {
             gpu::MkStage& m = program_[k];
-            m.level = lv[k] - shift;
-            if (k + 1 == program_.size() || !alone(k) || !alone(k + 1)) continue;  // (levels have no gaps)
+            if (!alone(k) || !alone(k + 1)) continue;  // (levels have no gaps: k + 1 is the next level)
             const int next = program_[k + 1].op;
             const bool norm = norm_prologues && m.op == gpu::kOpRmsNorm &&
                               (next == gpu::kOpQkvDots || next == gpu::kOpGatedFfn || next == gpu::kOpMatMulStore);
@@ -811,7 +807,11 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 m.model.norm_parts = 1;
             }
             m.tail = gpu::kMkStageEvery;
-            ++shift;
+        }
+        int shift = 0;  // each prologue joins its consumer's level, and the later levels move up
+        for (gpu::MkStage& m : program_) {
+            m.level -= shift;
+            if (m.tail == gpu::kMkStageEvery) ++shift;
         }
     }
 #else

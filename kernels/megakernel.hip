@@ -101,8 +101,13 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             // fill the first workgroups first. A prologue (ARBOR_MK_PROLOGUES): every workgroup
             // runs every item (one loop for both: a second inlined dispatch grew the entry's
             // spills from 432/796 to 704/1372 bytes).
-            const bool every = ARBOR_MK_PROLOGUES && st.tail == kMkStageEvery;
+#if ARBOR_MK_PROLOGUES
+            const bool every = st.tail == kMkStageEvery;
             const long long first = every ? 0 : gridDim.x - 1 - blockIdx.x, step = every ? 1 : gridDim.x;
+#else  // (a long long step here cost gfx1151's megakernel 4 spills)
+            const long long first = gridDim.x - 1 - blockIdx.x;
+            const unsigned step = gridDim.x;
+#endif
             const bool timed = mk_phase_flag();
             for (long long item = first; item < st.items; item += step) {
                 const unsigned long long t0 = timed ? arbor_wall_ns() : 0;
