@@ -11,8 +11,8 @@
 # exactness call carries one build; a later call on the same warm machine finds it unpacked in
 # /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone).
 # ARBOR_LR_BUILDS: the builds (default every folder in .carry/bin); ARBOR_LR_SETTINGS: environment
-# settings, one a word (VAR=VALUE), each run on every build (default none); a row's label is
-# NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
+# settings, one a word (VAR=VALUE), each run on every build (default none), or BUILD@VAR=VALUE
+# on that build only; a row's label is NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
 # decode@229,read50@229,prefill256@229; " " for none); ARBOR_LR_SHAPES (default "q4b moe moer");
 # ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
 # " " for no exactness, which needs no .carry/models; a call without them skips it);
@@ -56,7 +56,10 @@ label_of() {  # NAME SETTING: the label of a (build, setting)
 entries() {
     local b s
     for b in $BUILDS; do
-        for s in $SETTINGS; do echo "$b $s $(label_of "$b" "$s")"; done
+        for s in $SETTINGS; do
+            case "$s" in *@*) [ "${s%%@*}" = "$b" ] || continue; s=${s#*@} ;; esac
+            echo "$b $s $(label_of "$b" "$s")"
+        done
     done
 }
 exact_builds=${ARBOR_LR_EXACT_BUILDS:-$BUILDS}
@@ -69,6 +72,7 @@ for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
     for s in $exact_settings; do
+        case "$s" in *@*) [ "${s%%@*}" = "$b" ] || continue; s=${s#*@} ;; esac
         label=$(label_of "$b" "$s")
         a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
         m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
