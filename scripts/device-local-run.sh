@@ -22,7 +22,8 @@
 # saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
 # time them twice; the first column is the round, as for every row); with
 # ARBOR_LR_DEEP_PROFILE=1 a profiled read50@16384 of the first deep shape for each (build,
-# setting). ARBOR_LR_PROFILE=1: a read50@229 profile of moer for each. Writes $OUT/local-run.txt.
+# setting). ARBOR_LR_PROFILE=1: a profile of ARBOR_LR_PROFILE_ROWS (default read50@229) on each of
+# ARBOR_LR_PROFILE_SHAPES (default moer) for each, into profile-SHAPE-I.txt. Writes $OUT/local-run.txt.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/arbor-shapes
@@ -131,7 +132,9 @@ if [ "${ARBOR_LR_DEEP_PROFILE:-0}" = 1 ] && [ -n "$deep_shapes" ]; then
     profile deep-profile -m /tmp/arbor-shapes/$n.gguf --rows read50@16384 --context /tmp/ctx-$n/arbor-bench-c1-16384.park
 fi
 if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
-    make_shapes /tmp/lr-$first/arbor-cli moer >/dev/null
-    profile profile -m /tmp/arbor-shapes/moer.gguf --rows read50@229
+    for n in ${ARBOR_LR_PROFILE_SHAPES:-moer}; do
+        make_shapes /tmp/lr-$first/arbor-cli $n >/dev/null
+        profile profile-$n -m /tmp/arbor-shapes/$n.gguf --rows "${ARBOR_LR_PROFILE_ROWS:-read50@229}"
+    done
 fi
 log "total: $SECONDS s"
