@@ -206,11 +206,14 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
     }
 }
 
-// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined.
+// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined. axq: null, or
+// the Q8A row a norm prologue left in this workgroup's arena (ARBOR_MK_NORM_ARENA), which the
+// Q/K/V dots, the gated FFN and the LM head then read in place of XQ.
 __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long long items, long long gwarp,
-                                           long long warps, int lane) {
+                                           long long warps, int lane, const quant::BlockQ8A* axq = nullptr) {
     const MkPass& P = *s.pass;
     const MkDims& d = P.d;
+    const quant::BlockQ8A* xq = axq ? axq : P.xq;
     switch (op) {
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);
@@ -220,7 +223,7 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         const long long first[4] = {0, nq / 2, (nq + nk) / 2, items};  // each matrix's items
         for (int k = 0; k < 3; ++k) {
             const MkW& w = *m[k];
-            mkl::typed(w.type, first[k], first[k + 1], gwarp, warps, lane, P.xq, d.n_embd,
+            mkl::typed(w.type, first[k], first[k + 1], gwarp, warps, lane, xq, d.n_embd,
                        mkl::PairRows{w.data, w.row_bytes, w.rows, first[k]}, mkl::QkvOut{P.qkv, bias[k], first[k]});
         }
         break;
@@ -232,12 +235,12 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         break;
     }
     case kOpMatMulStore:
-        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
+        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, xq, d.n_embd, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
                    mkl::StoreOut{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
         break;
     case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
+        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
                    mkl::TwinRows{L.gate.data, L.up.data, L.gate.row_bytes, 0, nullptr, 1}, mkl::GatedOut{P.h});
         break;
     }
