@@ -797,12 +797,8 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
             gpu::MkStage& m = program_[k];
             if (!alone(k) || !alone(k + 1)) continue;  // (levels have no gaps: k + 1 is the next level)
             const int next = program_[k + 1].op;
-            // (ARBOR_MK_NORM_ARENA builds: not before the router logits, whose float rows have no
-            // lean form, so that every norm prologue keeps its row in the arena.)
             const bool norm = norm_prologues && m.op == gpu::kOpRmsNorm &&
-                              (next == gpu::kOpQkvDots || next == gpu::kOpGatedFfn ||
-                               (next == gpu::kOpMatMulStore &&
-                                (!ARBOR_MK_NORM_ARENA || program_[k + 1].model.out_buf == gpu::kBufLogits)));
+                              (next == gpu::kOpQkvDots || next == gpu::kOpGatedFfn || next == gpu::kOpMatMulStore);
             const bool select = select_prologues && m.op == gpu::kOpRouterSelect && next == gpu::kOpExpertGatedFfn &&
                                 K <= 32;
             if (!norm && !select) continue;

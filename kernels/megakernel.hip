@@ -74,11 +74,11 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
 }
 
 // ARBOR_MK_NORM_ARENA: `next` is the level's next stage (null if none); a norm prologue kept in
-// the arena sets axq for it, and its lean stage reads that row and clears it.
+// the arena sets arow (the arena) for it, and its lean stage reads that row and clears it.
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
                                     long long warps, int lane, float* smem
 #if ARBOR_MK_NORM_ARENA
-                                    , const MkStage* next, const quant::BlockQ8A*& axq
+                                    , const MkStage* next, float*& arow
 #endif
 ) {
     switch (st.op) {
@@ -116,7 +116,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
                 mk_norm_arena_fits(st.model.pass->d.n_embd) && mk_lean_ok(next->op, next->model)) {
                 mk_rms_norm_arena(st.model, smem);
                 __syncthreads();
-                axq = mk_norm_arena_xq(smem, st.model.pass->d.n_embd);
+                arow = smem;
                 break;
             }
 #endif
@@ -136,8 +136,8 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
         } else if (mk_lean_ok(st.op, st.model)) {
             // A one-token pass's row dots as lean loops (mk_lean.hpp).
 #if ARBOR_MK_NORM_ARENA
-            mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane, axq);
-            axq = nullptr;
+            mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane, arow);
+            arow = nullptr;
 #else
             mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane);
 #endif
@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #define ARBOR_MK_STAGE(i) prog.stages[(i)]
 #endif
 #if ARBOR_MK_NORM_ARENA
-    const quant::BlockQ8A* axq = nullptr;
+    float* arow = nullptr;
 #endif
     for (int level = 0; level < prog.n_levels; ++level) {
         for (; si < prog.n_stages && ARBOR_MK_STAGE(si).level == level; ++si) {
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #if ARBOR_MK_NORM_ARENA
             mk_run_stage(ARBOR_MK_STAGE(si), si, level, sync, gwarp, warps, lane, smem,
                          si + 1 < prog.n_stages && ARBOR_MK_STAGE(si + 1).level == level ? &ARBOR_MK_STAGE(si + 1) : nullptr,
-                         axq);
+                         arow);
 #else
             mk_run_stage(ARBOR_MK_STAGE(si), si, level, sync, gwarp, warps, lane, smem);
 #endif

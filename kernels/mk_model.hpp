@@ -514,8 +514,8 @@ constexpr long long kMkTailItems = 2;
 // dots of that workgroup read them there. Only workgroup 0 writes XN and XQ (the later levels
 // read them behind their barriers). The global form had every workgroup store the same 10 KiB,
 // which measured +1.0 ms on `moer` (gpu-next34). The same values, quantized by the same
-// function: the bits do not change. With it the host makes no norm prologue before the router
-// logits (a float row dot, no lean form).
+// function: the bits do not change. With it a float router's logits run lean too
+// (mkl::float_rows), so that the norm before them can stay in the arena.
 #ifndef ARBOR_MK_NORM_ARENA
 #define ARBOR_MK_NORM_ARENA 0
 #endif
