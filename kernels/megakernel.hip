@@ -73,14 +73,8 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     }
 }
 
-// ARBOR_MK_NORM_ARENA: `next` is the level's next stage (null if none); a norm prologue kept in
-// the arena sets arow (the arena) for it, and its lean stage reads that row and clears it.
 __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int level, const MkSync& sync, long long gwarp,
-                                    long long warps, int lane, float* smem
-#if ARBOR_MK_NORM_ARENA
-                                    , const MkStage* next, float*& arow
-#endif
-) {
+                                    long long warps, int lane, float* smem) {
     switch (st.op) {
     case kOpDotRows: {
         const MkDotRows& d = st.dot;
@@ -109,17 +103,6 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             // spills from 432/796 to 704/1372 bytes).
 #if ARBOR_MK_PROLOGUES
             const bool every = st.tail == kMkStageEvery;
-#if ARBOR_MK_NORM_ARENA
-            // Workgroup 0 writes XN and XQ for the later levels; the others keep the row for
-            // their share of a lean consumer (a one-token pass: one item, the whole row).
-            if (every && st.op == kOpRmsNorm && blockIdx.x != 0 && next && st.model.quantize_out &&
-                mk_norm_arena_fits(st.model.pass->d.n_embd) && mk_lean_ok(next->op, next->model)) {
-                mk_rms_norm_arena(st.model, smem);
-                __syncthreads();
-                arow = smem;
-                break;
-            }
-#endif
             const long long first = every ? 0 : gridDim.x - 1 - blockIdx.x, step = every ? 1 : gridDim.x;
 #else  // (a long long step here cost gfx1151's megakernel 4 spills)
             const long long first = gridDim.x - 1 - blockIdx.x;
@@ -135,12 +118,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
 #if ARBOR_MK_LEAN_DOTS
         } else if (mk_lean_ok(st.op, st.model)) {
             // A one-token pass's row dots as lean loops (mk_lean.hpp).
-#if ARBOR_MK_NORM_ARENA
-            mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane, arow);
-            arow = nullptr;
-#else
             mk_lean_stage(st.op, st.model, st.items, gwarp, warps, lane);
-#endif
 #endif
         } else if ((st.op >= kOpEmbed && st.op <= kOpExpertDownAdd)
 #if ARBOR_MK_EXPERT_MAJOR
@@ -196,19 +174,10 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #else
 #define ARBOR_MK_STAGE(i) prog.stages[(i)]
 #endif
-#if ARBOR_MK_NORM_ARENA
-    float* arow = nullptr;
-#endif
     for (int level = 0; level < prog.n_levels; ++level) {
         for (; si < prog.n_stages && ARBOR_MK_STAGE(si).level == level; ++si) {
             const unsigned long long t0 = prog.events ? arbor_wall_ns() : 0;
-#if ARBOR_MK_NORM_ARENA
-            mk_run_stage(ARBOR_MK_STAGE(si), si, level, sync, gwarp, warps, lane, smem,
-                         si + 1 < prog.n_stages && ARBOR_MK_STAGE(si + 1).level == level ? &ARBOR_MK_STAGE(si + 1) : nullptr,
-                         arow);
-#else
             mk_run_stage(ARBOR_MK_STAGE(si), si, level, sync, gwarp, warps, lane, smem);
-#endif
             if (prog.events) {
                 __syncthreads();
                 if (threadIdx.x == 0) mk_event(prog, &n_events, si, t0, arbor_wall_ns());

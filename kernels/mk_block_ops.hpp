@@ -206,12 +206,7 @@ __device__ inline void block_stage_wait() {
 // chains from there (every part of a row the same chain, so the same scale); every thread then
 // writes its share of y (weights loaded eight at a time), into shared memory too, from where
 // the warps quantize it.
-// ARBOR_MK_NORM_ARENA: with `arena` (a decode step's norm prologue in a workgroup other than 0,
-// mk_norm_arena_ok) y stays in the arena (xs) and its Q8A blocks go to mk_norm_arena_xq(smem, n),
-// not to XN and XQ: the consumer's lean dots of this workgroup read them there. Workgroup 0 writes
-// XN and XQ for the later levels.
-__device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item_part, float* smem,
-                                         bool arena = false) {
+__device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s, long long item_part, float* smem) {
     const long long n = P.d.n_embd;
     const int parts = s.norm_parts > 1 ? s.norm_parts : 1;
     const long long item = item_part / parts, lo = item_part % parts * (n / parts), hi = lo + n / parts;
@@ -262,25 +257,17 @@ __device__ inline void mk_rms_norm_block(const MkPass& P, const MkModelStage& s,
             const long long i = base + u * kMkBlockThreads;
             if (i >= hi) continue;
             const float v = num::mul_rn(num::mul_rn(xv[u], scale), w[u]);
-            if (!arena) y[i] = v;
+            y[i] = v;
             if (staged) xs[i] = v;  // this thread's own element
         }
     }
     clk.mark(kPhRmsWrite);
     if (s.quantize_out) {
         __syncthreads();
-        mkb::block_quantize((staged ? xs : y) + lo, hi - lo,
-                            arena ? mk_norm_arena_xq(smem, n) : P.xq + item * (n / 32) + lo / 32);
+        mkb::block_quantize((staged ? xs : y) + lo, hi - lo, P.xq + item * (n / 32) + lo / 32);
         clk.mark(kPhRmsQuant);
     }
 }
-
-#if ARBOR_MK_NORM_ARENA
-// The arena form of a norm prologue (above), not inlined: the entry keeps one copy of the norm.
-__device__ __noinline__ void mk_rms_norm_arena(const MkModelStage& s, float* smem) {
-    mk_rms_norm_block(*s.pass, s, 0, smem, true);
-}
-#endif
 
 // Copies the rows of cells c0 .. c0 + np - 1 of a cell map (cells.cell(j): the j-th attended
 // cell, in increasing order) into shared dst, row after row, in words of W (every thread's loads

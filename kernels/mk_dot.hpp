@@ -7,7 +7,6 @@
 
 #include "arbor_hip.hpp"
 #include "mk_control.hpp"
-#include "mk_model.hpp"
 #include "quant/quant_blocks.hpp"
 #include "quant/quant_blocks_k.hpp"
 #include "quant/quant_blocks_packed.hpp"
@@ -19,9 +18,6 @@
 
 namespace arbor::gpu {
 
-#if ARBOR_MK_NORM_ARENA && ARBOR_MK_GLOBAL_LOADS
-#error "ARBOR_MK_NORM_ARENA's dots read the arena through mk_ld, which ARBOR_MK_GLOBAL_LOADS makes a global load"
-#endif
 // *p from global memory: arbor_ldg in ARBOR_MK_GLOBAL_LOADS builds, a plain load otherwise.
 template <class T>
 __device__ inline T mk_ld(const T* p) {

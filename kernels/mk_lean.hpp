@@ -143,27 +143,6 @@ __device__ inline bool typed(int type, long long i0, long long i1, long long gwa
     }
 }
 
-#if ARBOR_MK_NORM_ARENA
-__device__ inline bool float_type(int type) {
-    const TensorType t = static_cast<TensorType>(type);
-    return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
-}
-// Token 0's float-type rows one an item (mk_matmul_store's row items: the same warp_dot_float_deep
-// against x), into out[r].
-__device__ __noinline__ void float_rows(const MkModelStage& s, long long items, long long gwarp, long long warps,
-                                        int lane, const float* x, float* out) {
-    const long long n = s.pass->d.n_embd;
-    const TensorType t = static_cast<TensorType>(s.w.type);
-    for (long long r = gwarp; r < items; r += warps) {
-        const uint8_t* row = mkm::wrow(s.w, r);
-        const float v = t == TensorType::F32   ? warp_dot_float_deep<0>(row, x, n, lane)
-                        : t == TensorType::F16 ? warp_dot_float_deep<1>(row, x, n, lane)
-                                               : warp_dot_float_deep<2>(row, x, n, lane);
-        if (lane == 0) out[r] = v;
-    }
-}
-#endif
-
 __device__ inline bool lean_type(int type) {
     switch (static_cast<TensorType>(type)) {
     case TensorType::Q4_0: case TensorType::Q8_0: case TensorType::Q4_K: case TensorType::Q5_K: case TensorType::Q6_K:
@@ -210,11 +189,7 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
         return mkl::lean_type(L.wq.type) && mkl::lean_type(L.wk.type) && mkl::lean_type(L.wv.type);
     }
     case kOpMatMulAdd: return mkl::lean_type(s.w.type) && mkm::stage_in(P, s.buf).xq != nullptr;
-    case kOpMatMulStore:
-#if ARBOR_MK_NORM_ARENA  // a float router's rows one an item (mkl::float_rows), so a norm prologue can feed them too
-        if (s.row_items) return mkl::float_type(s.w.type) && s.out_buf != kBufLogits;
-#endif
-        return !s.row_items && mkl::lean_type(s.w.type) && (s.out_buf != kBufLogits || P.n_out == 1);
+    case kOpMatMulStore: return !s.row_items && mkl::lean_type(s.w.type) && (s.out_buf != kBufLogits || P.n_out == 1);
     case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
         return L.gate.type == L.up.type && L.gate.row_bytes == L.up.row_bytes && mkl::lean_type(L.gate.type);
@@ -231,15 +206,11 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
     }
 }
 
-// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined. arow: null, or
-// the row a norm prologue left in this workgroup's arena (ARBOR_MK_NORM_ARENA), whose floats and
-// Q8A blocks (mk_norm_arena_xq) the Q/K/V dots, the gated FFN, the router logits and the LM head
-// then read in place of XN and XQ.
+// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined.
 __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long long items, long long gwarp,
-                                           long long warps, int lane, float* arow = nullptr) {
+                                           long long warps, int lane) {
     const MkPass& P = *s.pass;
     const MkDims& d = P.d;
-    const quant::BlockQ8A* xq = arow ? mk_norm_arena_xq(arow, d.n_embd) : P.xq;
     switch (op) {
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);
@@ -249,7 +220,7 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         const long long first[4] = {0, nq / 2, (nq + nk) / 2, items};  // each matrix's items
         for (int k = 0; k < 3; ++k) {
             const MkW& w = *m[k];
-            mkl::typed(w.type, first[k], first[k + 1], gwarp, warps, lane, xq, d.n_embd,
+            mkl::typed(w.type, first[k], first[k + 1], gwarp, warps, lane, P.xq, d.n_embd,
                        mkl::PairRows{w.data, w.row_bytes, w.rows, first[k]}, mkl::QkvOut{P.qkv, bias[k], first[k]});
         }
         break;
@@ -261,18 +232,12 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         break;
     }
     case kOpMatMulStore:
-#if ARBOR_MK_NORM_ARENA
-        if (s.row_items) {
-            mkl::float_rows(s, items, gwarp, warps, lane, arow ? arow : P.xn, P.router);
-            break;
-        }
-#endif
-        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, xq, d.n_embd, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
+        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
                    mkl::StoreOut{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
         break;
     case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
+        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
                    mkl::TwinRows{L.gate.data, L.up.data, L.gate.row_bytes, 0, nullptr, 1}, mkl::GatedOut{P.h});
         break;
     }

@@ -508,28 +508,6 @@ constexpr long long kMkTailItems = 2;
 #define ARBOR_MK_PROLOGUES 0
 #endif
 #endif
-// ARBOR_MK_NORM_ARENA=1 (gpu-next35, off; needs ARBOR_MK_PROLOGUES, and runs only with
-// ARBOR_GPU_PROLOGUES bit 1): an RMSNorm prologue whose consumer runs lean (mk_lean_ok) keeps its
-// row and Q8A blocks in each workgroup's arena (mk_rms_norm_block's `arena`), and the consumer's
-// dots of that workgroup read them there. Only workgroup 0 writes XN and XQ (the later levels
-// read them behind their barriers). The global form had every workgroup store the same 10 KiB,
-// which measured +1.0 ms on `moer` (gpu-next34). The same values, quantized by the same
-// function: the bits do not change. With it a float router's logits run lean too
-// (mkl::float_rows), so that the norm before them can stay in the arena.
-#ifndef ARBOR_MK_NORM_ARENA
-#define ARBOR_MK_NORM_ARENA 0
-#endif
-#if ARBOR_MK_NORM_ARENA && !ARBOR_MK_PROLOGUES
-#error "ARBOR_MK_NORM_ARENA is a form of ARBOR_MK_PROLOGUES' norm prologues"
-#endif
-// Where the arena form keeps the Q8A blocks: after the row's n floats (16-byte aligned).
-__host__ __device__ inline quant::BlockQ8A* mk_norm_arena_xq(float* smem, long long n) {
-    return reinterpret_cast<quant::BlockQ8A*>(smem + (n + 3) / 4 * 4);
-}
-// Whether a row of n floats and its Q8A blocks fit the arena beside the scale (its last float).
-__host__ __device__ inline bool mk_norm_arena_fits(long long n) {
-    return (n + 3) / 4 * 4 + n / 32 * (kQ8ABytes / 4) <= kMkSmemFloats - 1;
-}
 #if ARBOR_MK_PROLOGUES && ARBOR_MK_BARRIER_TAILS
 #error "ARBOR_MK_PROLOGUES and ARBOR_MK_BARRIER_TAILS both take a decode step's small levels"
 #endif
@@ -743,9 +721,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #else
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
-#endif
-#if ARBOR_MK_NORM_ARENA && !ARBOR_MK_LEAN_DOTS
-#error "ARBOR_MK_NORM_ARENA's consumers are lean stages (ARBOR_MK_LEAN_DOTS)"
 #endif
 
 // Stage s's layer weights.
