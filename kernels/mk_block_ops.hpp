@@ -456,9 +456,6 @@ struct AttnOut {
 #if ARBOR_MK_ATTN_TOKENS
     int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
 #endif
-#if ARBOR_MK_V_EARLY
-    bool v_early;  // the first V piece's copies are in flight already (attn_v_early)
-#endif
 };
 
 // Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
@@ -518,11 +515,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-#if ARBOR_MK_V_EARLY
-            if (c0 > 0 || !a.v_early)
-#endif
-                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
-                                  v_bulk, v_evict);
+            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
+                              v_evict);
             block_stage_wait();
         } else
 #endif
@@ -1040,15 +1034,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     bool raw = false;
     if constexpr (std::is_same_v<Cells, DenseCells>)
         raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
-#if ARBOR_MK_V_EARLY
-    // (its first V piece then goes out at once: attn_o_write's, the same span and policy)
-    if (raw) {
-        attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0);
-        const int vrow = hdv * eb, vp = attn_vpiece(stage_bytes, vrow);
-        block_stage_async(stage, v0, static_cast<long long>(n < vp ? n : vp) * vrow, ARBOR_MK_BULK_STAGE && gh <= 8,
-                          ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0);
-    }
-#elif ARBOR_MK_STAGE_TWICE
+#if ARBOR_MK_STAGE_TWICE
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv, P.kv_stream != 0);
 #else
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0);
@@ -1109,14 +1095,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
 #endif
 #if ARBOR_MK_ATTN_TOKENS
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
 #endif
-#if ARBOR_MK_V_EARLY
-                             , raw
-#endif
-    };
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
     else if (pairs) attn_o_write<8, 2>(out, pc);

@@ -560,16 +560,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
-// ARBOR_MK_V_EARLY=1 (gpu-next35, off; with ARBOR_MK_ASYNC_STAGE): an item whose K chunk was
-// staged raw (a decode step's) asks for its first V piece as soon as its scores are done, into
-// the stage K has left, so the copy lands while the softmax runs instead of after it (the call 8
-// profile: V stage 4.2 us and softmax 3.4 us a decode item, one after the other). The same bytes
-// reach the o loop: the bits do not change.
-#ifndef ARBOR_MK_V_EARLY
-#define ARBOR_MK_V_EARLY 0
-#endif
-
-
 // ARBOR_MK_BULK_STAGE=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_90): a decode item's spans (its raw
 // K chunk, and the V pieces of items of up to 8 rows) go by the copy engine, one cp.async.bulk a
 // span issued by one thread, completing on a shared-memory mbarrier (mk_bulk_issue and
@@ -652,9 +642,6 @@ constexpr long long kMkDownSplitTokens = 8;
 // surroundings; 1 fast and 2 slow, on the data.
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
-#endif
-#if ARBOR_MK_V_EARLY && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE)
-#error "ARBOR_MK_V_EARLY stages V by ARBOR_MK_ASYNC_STAGE's copies, and not in an ARBOR_MK_STAGE_TWICE build"
 #endif
 #if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
