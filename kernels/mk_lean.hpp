@@ -25,9 +25,9 @@ namespace arbor::gpu {
 
 namespace mkl {
 
-// An item's rows are G consecutive rows of a matrix (G = 2, or 3 with ARBOR_MK_LEAN_WIDE), or G
-// of gate and G of up (G = 1, or 2); an item past a matrix's last row takes that row again and
-// writes nothing for it. Rows G (i - base) .. G (i - base) + G - 1 of a matrix (base: its first item).
+// An item's rows are G consecutive rows of a matrix (G = 2, or 1 with ARBOR_MK_LEAN_ROWS), or G
+// of gate and G of up (G = 1); an item past a matrix's last row takes that row again and writes
+// nothing for it. Rows G (i - base) .. G (i - base) + G - 1 of a matrix (base: its first item).
 template <int G>
 struct RunRows {
     static constexpr int kRows = G;
@@ -121,10 +121,11 @@ __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwa
     }
 }
 
-// The expert down of token 0 for this warp's row pairs: each pair's K slots in slot order, as
-// expert_down_slots runs them (acc = fmaf(w_k, dot_k, acc) from +0, then X += acc), the route ids
-// and weights read once for every item (lane k: slot k; K <= 32, mk_lean_ok).
-template <class Fmt>
+// The expert down of token 0 for this warp's items of G rows (row pairs, or single rows with
+// ARBOR_MK_LEAN_ROWS): each row's K slots in slot order, as expert_down_slots runs them
+// (acc = fmaf(w_k, dot_k, acc) from +0, then X += acc), the route ids and weights read once for
+// every item (lane k: slot k; K <= 32, mk_lean_ok).
+template <class Fmt, int G>
 __device__ __noinline__ void down_loop(long long items, long long gwarp, long long warps, int lane, MkW dw,
                                        const int* route, const float* route_w, const quant::BlockQ8A* heq, long long nfe,
                                        int K, float* x, long long n_embd) {
@@ -132,19 +133,24 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
     float my_w = 0.0f;
     if (lane < K) my_e = route[lane], my_w = route_w[lane];
     for (long long i = gwarp; i < items; i += warps) {
-        const long long r = 2 * i, r1 = r + 1 < n_embd ? r + 1 : r;
+        const long long r = G * i, r1 = r + 1 < n_embd ? r + 1 : r;
         float a0 = 0.0f, a1 = 0.0f;
         for (int k = 0; k < K; ++k) {
             const int e = __shfl(my_e, k);
             const float wk = __shfl(my_w, k);
-            const uint8_t* w[2] = {mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e)};
-            float v[2];
-            warp_dot_quant_rows<Fmt, 2>(w, heq + k * (nfe / 32), nfe, lane, v);
-            if (lane == 0) a0 = fmaf(wk, v[0], a0), a1 = fmaf(wk, v[1], a1);
+            const uint8_t* w[G];
+            w[0] = mkm::wrow(dw, r, e);
+            if constexpr (G == 2) w[1] = mkm::wrow(dw, r1, e);
+            float v[G];
+            warp_dot_quant_rows<Fmt, G>(w, heq + k * (nfe / 32), nfe, lane, v);
+            if (lane == 0) {
+                a0 = fmaf(wk, v[0], a0);
+                if constexpr (G == 2) a1 = fmaf(wk, v[1], a1);
+            }
         }
         if (lane == 0) {
             x[r] = num::add_rn(x[r], a0);
-            if (r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
+            if (G == 2 && r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
         }
     }
 }
@@ -174,13 +180,14 @@ __device__ inline bool lean_type(int type) {
     }
 }
 
-// down_loop for a row type with a lean form.
-__device__ inline void down_typed(long long items, long long gwarp, long long warps, int lane, const MkPass& P,
-                                  const MkW& dw) {
+// down_loop for a row type with a lean form, G rows an item.
+template <int G>
+__device__ inline void down_typed(long long gwarp, long long warps, int lane, const MkPass& P, const MkW& dw) {
     using namespace quant::blocks;
     const MkDims& d = P.d;
     const int K = static_cast<int>(d.n_used);
-#define ARBOR_MKL_DOWN(F) down_loop<F>(items, gwarp, warps, lane, dw, P.route_idx, P.route_w, P.heq, d.n_ff_exp, K, P.x, d.n_embd)
+    const long long items = (d.n_embd + G - 1) / G;
+#define ARBOR_MKL_DOWN(F) down_loop<F, G>(items, gwarp, warps, lane, dw, P.route_idx, P.route_w, P.heq, d.n_ff_exp, K, P.x, d.n_embd)
     switch (static_cast<TensorType>(dw.type)) {
     case TensorType::Q4_0: ARBOR_MKL_DOWN(Q4_0); break;
     case TensorType::Q8_0: ARBOR_MKL_DOWN(Q8_0); break;
@@ -265,15 +272,16 @@ __device__ inline void gated_items(const MkW& gate, const MkW& up, const int* ro
     typed(gate.type, 0, (pairs ? pairs : 1) * per, gwarp, warps, lane, xq, n,
           TwinRuns<G>{gate.data, up.data, gate.row_bytes, gate.mat_bytes, route, per, rows}, GatedOut<G>{h, per, rows});
 }
-// Whether the stage takes its wide items (ARBOR_MK_LEAN_WIDE): when they take fewer rounds of the
-// grid's warps than the narrow ones (items_g of them), or always or never by ARBOR_GPU_LEAN_WIDE.
-__device__ inline bool wider(long long items_g, long long items_gw, long long warps) {
-#if ARBOR_MK_LEAN_WIDE
-    if (mk_ab_s & (kMkAbLeanNarrow | kMkAbLeanWide)) return (mk_ab_s & kMkAbLeanWide) != 0;
-    return (items_gw + warps - 1) / warps < (items_g + warps - 1) / warps;
+// The rows of a lean stage's items (ARBOR_MK_LEAN_ROWS): 1 when single rows (items1 of them)
+// leave the grid's slowest warp fewer rows to dot than row pairs (items2), each round of items
+// costing about its rows (gpu-next35); 2 otherwise, or always 2 or 1 by ARBOR_GPU_LEAN_ROWS=2 / =1.
+__device__ inline int lean_rows(long long items1, long long items2, long long warps) {
+#if ARBOR_MK_LEAN_ROWS
+    if (mk_ab_s & (kMkAbLeanPairs | kMkAbLeanSingle)) return (mk_ab_s & kMkAbLeanSingle) ? 1 : 2;
+    return (items1 + warps - 1) / warps < 2 * ((items2 + warps - 1) / warps) ? 1 : 2;
 #else
-    (void)items_g, (void)items_gw, (void)warps;
-    return false;
+    (void)items1, (void)items2, (void)warps;
+    return 2;
 #endif
 }
 
@@ -289,8 +297,8 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);
         const long long q = L.wq.rows, k = L.wk.rows, v = L.wv.rows;
-        if (mkl::wider((q + 1) / 2 + (k + 1) / 2 + (v + 1) / 2, (q + 2) / 3 + (k + 2) / 3 + (v + 2) / 3, warps))
-            mkl::qkv_items<3>(P, s, gwarp, warps, lane, xq);
+        if (mkl::lean_rows(q + k + v, (q + 1) / 2 + (k + 1) / 2 + (v + 1) / 2, warps) == 1)
+            mkl::qkv_items<1>(P, s, gwarp, warps, lane, xq);
         else
             mkl::qkv_items<2>(P, s, gwarp, warps, lane, xq);
         break;
@@ -301,26 +309,23 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         const mkm::In in = add ? mkm::stage_in(P, s.buf) : mkm::In{};
         const quant::BlockQ8A* x = add ? in.xq : xq;
         const long long n = add ? in.width : d.n_embd;
-        if (mkl::wider((s.w.rows + 1) / 2, (s.w.rows + 2) / 3, warps)) mkl::matmul_items<3>(P, s, gwarp, warps, lane, x, n, add);
+        if (mkl::lean_rows(s.w.rows, (s.w.rows + 1) / 2, warps) == 1) mkl::matmul_items<1>(P, s, gwarp, warps, lane, x, n, add);
         else mkl::matmul_items<2>(P, s, gwarp, warps, lane, x, n, add);
         break;
     }
     case kOpGatedFfn:
-    case kOpExpertGatedFfn: {
+    case kOpExpertGatedFfn: {  // (an item is one row of gate and one of up already)
         const MkLayerW& L = mk_layer(P, s);
         const bool e = op == kOpExpertGatedFfn;
-        const MkW& gate = e ? L.gate_exps : L.gate;
-        const MkW& up = e ? L.up_exps : L.up;
-        const long long rows = e ? d.n_ff_exp : items, pairs = e ? items / d.n_ff_exp : 0;
-        const int* route = e ? P.route_idx : nullptr;
-        float* h = e ? P.he : P.h;
-        if (mkl::wider(items, (pairs ? pairs : 1) * ((rows + 1) / 2), warps))
-            mkl::gated_items<2>(gate, up, route, pairs, rows, h, gwarp, warps, lane, xq, d.n_embd);
-        else
-            mkl::gated_items<1>(gate, up, route, pairs, rows, h, gwarp, warps, lane, xq, d.n_embd);
+        mkl::gated_items<1>(e ? L.gate_exps : L.gate, e ? L.up_exps : L.up, e ? P.route_idx : nullptr,
+                            e ? items / d.n_ff_exp : 0, e ? d.n_ff_exp : items, e ? P.he : P.h, gwarp, warps, lane, xq,
+                            d.n_embd);
         break;
     }
-    case kOpExpertDownAdd: mkl::down_typed(items, gwarp, warps, lane, P, mk_layer(P, s).down_exps); break;
+    case kOpExpertDownAdd:
+        if (mkl::lean_rows(d.n_embd, (d.n_embd + 1) / 2, warps) == 1) mkl::down_typed<1>(gwarp, warps, lane, P, mk_layer(P, s).down_exps);
+        else mkl::down_typed<2>(gwarp, warps, lane, P, mk_layer(P, s).down_exps);
+        break;
     default: break;
     }
 }
