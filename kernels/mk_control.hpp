@@ -24,6 +24,8 @@ static_assert(sizeof(MkLine) == 128);
 enum MkAbSwitch : unsigned {
     kMkAbPackedOff = 1u,  // ARBOR_GPU_PACKED=0: the row dots take the byte-wise sub-block terms
     kMkAbStreamW = 2u,    // ARBOR_GPU_STREAM_W=1 (ARBOR_MK_STREAM_W=2 builds): weights read evict-first
+    kMkAbLeanPairs = 4u,  // ARBOR_GPU_LEAN_ROWS=2 (ARBOR_MK_LEAN_ROWS builds): lean stages take row pairs always
+    kMkAbLeanSingle = 8u, // ARBOR_GPU_LEAN_ROWS=1 (ARBOR_MK_LEAN_ROWS builds): lean stages take single rows always
 };
 
 // ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)

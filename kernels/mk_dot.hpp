@@ -67,12 +67,12 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 // The A/B switch bits of mk_control.hpp (MkAbSwitch), set by the host (mk_set_ab_switches).
 // Only megakernel.hip's translation unit includes this header (its module owns the variable).
 __device__ unsigned mk_ab_switches;
-#if ARBOR_MK_STREAM_W == 2
+#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS
 __shared__ unsigned mk_ab_s;  // mk_ab_switches, copied at the megakernel's entry (mk_ab_load)
 #endif
 // At the megakernel's entry, before its first __syncthreads.
 __device__ inline void mk_ab_load() {
-#if ARBOR_MK_STREAM_W == 2
+#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS
     if (threadIdx.x == 0) mk_ab_s = mk_ab_switches;
 #endif
 }

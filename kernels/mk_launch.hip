@@ -89,8 +89,16 @@ Status MkRuntime::init() {
     if ((e = hipMemset(lines_, 0, sizeof(MkDeviceLines))) != hipSuccess) return hip_error("memset failed", e);
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
     const char* stream_w = std::getenv("ARBOR_GPU_STREAM_W");
+    const char* lean_rows = std::getenv("ARBOR_GPU_LEAN_ROWS");
     const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
-                        (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u);
+                        (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u) |
+                        (lean_rows && std::strcmp(lean_rows, "2") == 0 ? kMkAbLeanPairs : 0u) |
+                        (lean_rows && std::strcmp(lean_rows, "1") == 0 ? kMkAbLeanSingle : 0u);
+#if !(ARBOR_MK_LEAN_DOTS && ARBOR_MK_LEAN_ROWS)
+    if (lean_rows)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_LEAN_ROWS ignored: this build's lean items are row pairs "
+                             "(-DARBOR_MK_LEAN_ROWS=1 picks them)\n");
+#endif
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2)
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 1
     constexpr const char* kStreamW = "cache-streaming";

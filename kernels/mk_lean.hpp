@@ -25,83 +25,107 @@ namespace arbor::gpu {
 
 namespace mkl {
 
-// Rows 2i, 2i + 1 of a matrix (the last item of an odd one: its last row twice).
-struct PairRows {
+// An item's rows are G consecutive rows of a matrix (G = 2, or 1 with ARBOR_MK_LEAN_ROWS), or G
+// of gate and G of up (G = 1); an item past a matrix's last row takes that row again and writes
+// nothing for it. Rows G (i - base) .. G (i - base) + G - 1 of a matrix (base: its first item).
+template <int G>
+struct RunRows {
+    static constexpr int kRows = G;
     const uint8_t* data;
     unsigned long long rb;
-    long long rows, base;  // base: the matrix's first item (Q/K/V: its rows' offset / 2)
+    long long rows, base;
     __device__ void operator()(long long i, const uint8_t** w) const {
-        const long long r = 2 * (i - base);
-        w[0] = data + static_cast<unsigned long long>(r) * rb;
-        w[1] = r + 1 < rows ? w[0] + rb : w[0];
+        const long long r = G * (i - base);
+#pragma unroll
+        for (int k = 0; k < G; ++k) w[k] = data + static_cast<unsigned long long>(r + k < rows ? r + k : rows - 1) * rb;
     }
 };
-// Row i of two matrices (gate and up), or of expert e's (the expert FFN: i = pair n_ff_exp + r).
-struct TwinRows {
+// Rows G j .. G j + G - 1 of two matrices (gate: w[0 .. G), up: w[G .. 2G)), j = i; or of expert
+// route[i / per]'s, j = i % per (the expert FFN: per = the items of a routed pair's rows).
+template <int G>
+struct TwinRuns {
+    static constexpr int kRows = 2 * G;
     const uint8_t* a;
     const uint8_t* b;
     unsigned long long rb, mat;
     const int* route;  // null, or the routes (the expert FFN)
-    long long nfe;
+    long long per, rows;
     __device__ void operator()(long long i, const uint8_t** w) const {
-        unsigned long long off = static_cast<unsigned long long>(i) * rb;
-        if (route) off = static_cast<unsigned long long>(route[i / nfe]) * mat + static_cast<unsigned long long>(i % nfe) * rb;
-        w[0] = a + off;
-        w[1] = b + off;
+        unsigned long long base = 0;
+        long long j = i;
+        if (route) base = static_cast<unsigned long long>(route[i / per]) * mat, j = i % per;
+#pragma unroll
+        for (int k = 0; k < G; ++k) {
+            const long long r = G * j + k < rows ? G * j + k : rows - 1;
+            w[k] = a + base + static_cast<unsigned long long>(r) * rb;
+            w[G + k] = b + base + static_cast<unsigned long long>(r) * rb;
+        }
     }
 };
 
-struct QkvOut {  // P.qkv[r], [r + 1] (+ the bias)
+template <int G>
+struct QkvOut {  // P.qkv[off + r] (+ the bias): off, the matrix's first row in Q/K/V
     float* qkv;
     const float* bias;
-    long long base;
-    __device__ void operator()(long long i, float v0, float v1) const {
-        const long long r = 2 * i, rr = 2 * (i - base);
-        if (bias) v0 = num::add_rn(v0, bias[rr]), v1 = num::add_rn(v1, bias[rr + 1]);
-        qkv[r] = v0;
-        qkv[r + 1] = v1;
+    long long base, off, rows;
+    __device__ void operator()(long long i, const float* v) const {
+        const long long r = G * (i - base);
+#pragma unroll
+        for (int k = 0; k < G; ++k)
+            if (r + k < rows) qkv[off + r + k] = bias ? num::add_rn(v[k], bias[r + k]) : v[k];
     }
 };
-struct AddOut {  // X[r] += v0, X[r + 1] += v1
+template <int G>
+struct AddOut {  // X[r] += v
     float* x;
     long long rows;
-    __device__ void operator()(long long i, float v0, float v1) const {
-        const long long r = 2 * i;
-        x[r] = num::add_rn(x[r], v0);
-        if (r + 1 < rows) x[r + 1] = num::add_rn(x[r + 1], v1);
+    __device__ void operator()(long long i, const float* v) const {
+#pragma unroll
+        for (int k = 0; k < G; ++k)
+            if (const long long r = G * i + k; r < rows) x[r] = num::add_rn(x[r], v[k]);
     }
 };
-struct StoreOut {  // out[r], out[r + 1]
+template <int G>
+struct StoreOut {  // out[r]
     float* out;
     long long rows;
-    __device__ void operator()(long long i, float v0, float v1) const {
-        const long long r = 2 * i;
-        out[r] = v0;
-        if (r + 1 < rows) out[r + 1] = v1;
+    __device__ void operator()(long long i, const float* v) const {
+#pragma unroll
+        for (int k = 0; k < G; ++k)
+            if (const long long r = G * i + k; r < rows) out[r] = v[k];
     }
 };
-struct GatedOut {  // silu(g) * u
+template <int G>
+struct GatedOut {  // h[pair rows + r] = silu(g_r) * u_r (TwinRuns' rows; dense: per covers every item)
     float* h;
-    __device__ void operator()(long long i, float g, float u) const { h[i] = num::mul_rn(num::silu(g), u); }
+    long long per, rows;
+    __device__ void operator()(long long i, const float* v) const {
+        const long long pair = i / per, r0 = G * (i % per);
+#pragma unroll
+        for (int k = 0; k < G; ++k)
+            if (r0 + k < rows) h[pair * rows + r0 + k] = num::mul_rn(num::silu(v[k]), v[G + k]);
+    }
 };
 
 // This warp's items of [i0, i1) (those congruent to gwarp modulo warps, as the stage deals them).
 template <class Fmt, class Rows, class Out>
 __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwarp, long long warps, int lane,
                                        const quant::BlockQ8A* xq, long long n, Rows rows, Out out) {
+    constexpr int R = Rows::kRows;
     for (long long i = i0 + ((gwarp - i0) % warps + warps) % warps; i < i1; i += warps) {
-        const uint8_t* w[2];
+        const uint8_t* w[R];
         rows(i, w);
-        float v[2];
-        warp_dot_quant_rows<Fmt, 2>(w, xq, n, lane, v);
-        if (lane == 0) out(i, v[0], v[1]);
+        float v[R];
+        warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
+        if (lane == 0) out(i, v);
     }
 }
 
-// The expert down of token 0 for this warp's row pairs: each pair's K slots in slot order, as
-// expert_down_slots runs them (acc = fmaf(w_k, dot_k, acc) from +0, then X += acc), the route ids
-// and weights read once for every item (lane k: slot k; K <= 32, mk_lean_ok).
-template <class Fmt>
+// The expert down of token 0 for this warp's items of G rows (row pairs, or single rows with
+// ARBOR_MK_LEAN_ROWS): each row's K slots in slot order, as expert_down_slots runs them
+// (acc = fmaf(w_k, dot_k, acc) from +0, then X += acc), the route ids and weights read once for
+// every item (lane k: slot k; K <= 32, mk_lean_ok).
+template <class Fmt, int G>
 __device__ __noinline__ void down_loop(long long items, long long gwarp, long long warps, int lane, MkW dw,
                                        const int* route, const float* route_w, const quant::BlockQ8A* heq, long long nfe,
                                        int K, float* x, long long n_embd) {
@@ -109,19 +133,24 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
     float my_w = 0.0f;
     if (lane < K) my_e = route[lane], my_w = route_w[lane];
     for (long long i = gwarp; i < items; i += warps) {
-        const long long r = 2 * i, r1 = r + 1 < n_embd ? r + 1 : r;
+        const long long r = G * i, r1 = r + 1 < n_embd ? r + 1 : r;
         float a0 = 0.0f, a1 = 0.0f;
         for (int k = 0; k < K; ++k) {
             const int e = __shfl(my_e, k);
             const float wk = __shfl(my_w, k);
-            const uint8_t* w[2] = {mkm::wrow(dw, r, e), mkm::wrow(dw, r1, e)};
-            float v[2];
-            warp_dot_quant_rows<Fmt, 2>(w, heq + k * (nfe / 32), nfe, lane, v);
-            if (lane == 0) a0 = fmaf(wk, v[0], a0), a1 = fmaf(wk, v[1], a1);
+            const uint8_t* w[G];
+            w[0] = mkm::wrow(dw, r, e);
+            if constexpr (G == 2) w[1] = mkm::wrow(dw, r1, e);
+            float v[G];
+            warp_dot_quant_rows<Fmt, G>(w, heq + k * (nfe / 32), nfe, lane, v);
+            if (lane == 0) {
+                a0 = fmaf(wk, v[0], a0);
+                if constexpr (G == 2) a1 = fmaf(wk, v[1], a1);
+            }
         }
         if (lane == 0) {
             x[r] = num::add_rn(x[r], a0);
-            if (r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
+            if (G == 2 && r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
         }
     }
 }
@@ -151,13 +180,14 @@ __device__ inline bool lean_type(int type) {
     }
 }
 
-// down_loop for a row type with a lean form.
-__device__ inline void down_typed(long long items, long long gwarp, long long warps, int lane, const MkPass& P,
-                                  const MkW& dw) {
+// down_loop for a row type with a lean form, G rows an item.
+template <int G>
+__device__ inline void down_typed(long long gwarp, long long warps, int lane, const MkPass& P, const MkW& dw) {
     using namespace quant::blocks;
     const MkDims& d = P.d;
     const int K = static_cast<int>(d.n_used);
-#define ARBOR_MKL_DOWN(F) down_loop<F>(items, gwarp, warps, lane, dw, P.route_idx, P.route_w, P.heq, d.n_ff_exp, K, P.x, d.n_embd)
+    const long long items = (d.n_embd + G - 1) / G;
+#define ARBOR_MKL_DOWN(F) down_loop<F, G>(items, gwarp, warps, lane, dw, P.route_idx, P.route_w, P.heq, d.n_ff_exp, K, P.x, d.n_embd)
     switch (static_cast<TensorType>(dw.type)) {
     case TensorType::Q4_0: ARBOR_MKL_DOWN(Q4_0); break;
     case TensorType::Q8_0: ARBOR_MKL_DOWN(Q8_0); break;
@@ -206,50 +236,96 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
     }
 }
 
+namespace mkl {
+
+// The stage's items for G rows an item (of each matrix: the gated FFNs), as mk_lean_stage deals them.
+template <int G>
+__device__ inline void qkv_items(const MkPass& P, const MkModelStage& s, long long gwarp, long long warps, int lane,
+                                 const quant::BlockQ8A* xq) {
+    const MkLayerW& L = mk_layer(P, s);
+    const MkW* m[3] = {&L.wq, &L.wk, &L.wv};
+    const float* bias[3] = {L.bq, L.bk, L.bv};
+    long long first = 0, off = 0;  // the matrix's first item and first row
+    for (int k = 0; k < 3; ++k) {
+        const MkW& w = *m[k];
+        const long long end = first + (w.rows + G - 1) / G;
+        typed(w.type, first, end, gwarp, warps, lane, xq, P.d.n_embd, RunRows<G>{w.data, w.row_bytes, w.rows, first},
+              QkvOut<G>{P.qkv, bias[k], first, off, w.rows});
+        first = end;
+        off += w.rows;
+    }
+}
+template <int G>
+__device__ inline void matmul_items(const MkPass& P, const MkModelStage& s, long long gwarp, long long warps, int lane,
+                                    const quant::BlockQ8A* xq, long long n, bool add) {
+    const long long items = (s.w.rows + G - 1) / G;
+    const RunRows<G> rows{s.w.data, s.w.row_bytes, s.w.rows, 0};
+    if (add) typed(s.w.type, 0, items, gwarp, warps, lane, xq, n, rows, AddOut<G>{P.x, s.w.rows});
+    else typed(s.w.type, 0, items, gwarp, warps, lane, xq, n, rows, StoreOut<G>{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
+}
+// The gated FFN (pairs 0: dense) or the expert FFN of `pairs` routed pairs.
+template <int G>
+__device__ inline void gated_items(const MkW& gate, const MkW& up, const int* route, long long pairs, long long rows,
+                                   float* h, long long gwarp, long long warps, int lane, const quant::BlockQ8A* xq,
+                                   long long n) {
+    const long long per = (rows + G - 1) / G;
+    typed(gate.type, 0, (pairs ? pairs : 1) * per, gwarp, warps, lane, xq, n,
+          TwinRuns<G>{gate.data, up.data, gate.row_bytes, gate.mat_bytes, route, per, rows}, GatedOut<G>{h, per, rows});
+}
+// The rows of a lean stage's items (ARBOR_MK_LEAN_ROWS): 1 when single rows (items1 of them)
+// leave the grid's slowest warp fewer rows to dot than row pairs (items2), each round of items
+// costing about its rows (gpu-next35); 2 otherwise, or always 2 or 1 by ARBOR_GPU_LEAN_ROWS=2 / =1.
+__device__ inline int lean_rows(long long items1, long long items2, long long warps) {
+#if ARBOR_MK_LEAN_ROWS
+    if (mk_ab_s & (kMkAbLeanPairs | kMkAbLeanSingle)) return (mk_ab_s & kMkAbLeanSingle) ? 1 : 2;
+    return (items1 + warps - 1) / warps < 2 * ((items2 + warps - 1) / warps) ? 1 : 2;
+#else
+    (void)items1, (void)items2, (void)warps;
+    return 2;
+#endif
+}
+
+}  // namespace mkl
+
 // The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined.
 __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long long items, long long gwarp,
                                            long long warps, int lane) {
     const MkPass& P = *s.pass;
     const MkDims& d = P.d;
+    const quant::BlockQ8A* xq = P.xq;
     switch (op) {
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);
-        const long long nq = d.n_head * d.hd_k, nk = d.n_head_kv * d.hd_k;
-        const MkW* m[3] = {&L.wq, &L.wk, &L.wv};
-        const float* bias[3] = {L.bq, L.bk, L.bv};
-        const long long first[4] = {0, nq / 2, (nq + nk) / 2, items};  // each matrix's items
-        for (int k = 0; k < 3; ++k) {
-            const MkW& w = *m[k];
-            mkl::typed(w.type, first[k], first[k + 1], gwarp, warps, lane, P.xq, d.n_embd,
-                       mkl::PairRows{w.data, w.row_bytes, w.rows, first[k]}, mkl::QkvOut{P.qkv, bias[k], first[k]});
-        }
+        const long long q = L.wq.rows, k = L.wk.rows, v = L.wv.rows;
+        if (mkl::lean_rows(q + k + v, (q + 1) / 2 + (k + 1) / 2 + (v + 1) / 2, warps) == 1)
+            mkl::qkv_items<1>(P, s, gwarp, warps, lane, xq);
+        else
+            mkl::qkv_items<2>(P, s, gwarp, warps, lane, xq);
         break;
     }
-    case kOpMatMulAdd: {
-        const mkm::In in = mkm::stage_in(P, s.buf);
-        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, in.xq, in.width, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
-                   mkl::AddOut{P.x, s.w.rows});
+    case kOpMatMulAdd:
+    case kOpMatMulStore: {
+        const bool add = op == kOpMatMulAdd;
+        const mkm::In in = add ? mkm::stage_in(P, s.buf) : mkm::In{};
+        const quant::BlockQ8A* x = add ? in.xq : xq;
+        const long long n = add ? in.width : d.n_embd;
+        if (mkl::lean_rows(s.w.rows, (s.w.rows + 1) / 2, warps) == 1) mkl::matmul_items<1>(P, s, gwarp, warps, lane, x, n, add);
+        else mkl::matmul_items<2>(P, s, gwarp, warps, lane, x, n, add);
         break;
     }
-    case kOpMatMulStore:
-        mkl::typed(s.w.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd, mkl::PairRows{s.w.data, s.w.row_bytes, s.w.rows, 0},
-                   mkl::StoreOut{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
-        break;
-    case kOpGatedFfn: {
+    case kOpGatedFfn:
+    case kOpExpertGatedFfn: {  // (an item is one row of gate and one of up already)
         const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
-                   mkl::TwinRows{L.gate.data, L.up.data, L.gate.row_bytes, 0, nullptr, 1}, mkl::GatedOut{P.h});
+        const bool e = op == kOpExpertGatedFfn;
+        mkl::gated_items<1>(e ? L.gate_exps : L.gate, e ? L.up_exps : L.up, e ? P.route_idx : nullptr,
+                            e ? items / d.n_ff_exp : 0, e ? d.n_ff_exp : items, e ? P.he : P.h, gwarp, warps, lane, xq,
+                            d.n_embd);
         break;
     }
-    case kOpExpertGatedFfn: {
-        const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate_exps.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
-                   mkl::TwinRows{L.gate_exps.data, L.up_exps.data, L.gate_exps.row_bytes, L.gate_exps.mat_bytes, P.route_idx,
-                                 d.n_ff_exp},
-                   mkl::GatedOut{P.he});
+    case kOpExpertDownAdd:
+        if (mkl::lean_rows(d.n_embd, (d.n_embd + 1) / 2, warps) == 1) mkl::down_typed<1>(gwarp, warps, lane, P, mk_layer(P, s).down_exps);
+        else mkl::down_typed<2>(gwarp, warps, lane, P, mk_layer(P, s).down_exps);
         break;
-    }
-    case kOpExpertDownAdd: mkl::down_typed(items, gwarp, warps, lane, P, mk_layer(P, s).down_exps); break;
     default: break;
     }
 }

@@ -722,6 +722,20 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
 #endif
+// ARBOR_MK_LEAN_ROWS (gpu-next35; in ARBOR_MK_LEAN_DOTS builds): a lean stage of the Q/K/V
+// projection, the matmuls or the expert down takes items of single rows instead of row pairs
+// when that leaves the grid's slowest warp fewer rows to dot (mkl::lean_rows): `moer`'s o
+// projection is 1024 pairs on 2112 warps (two rows for the busiest) or 2048 rows (one); its
+// expert down likewise; Q/K/V 2560 pairs (four) or 5120 rows (three). gpu-next35 measured that a
+// warp's item takes about as much longer as it has rows (three-row items were slower where they
+// cut a round but added rows). Each row's dot is warp_dot_quant_rows's sequence for that row
+// whatever the rows beside it, so the bits do not change. 1: on, with ARBOR_GPU_LEAN_ROWS=2 for
+// the pairs always and =1 for single rows always (the A/B bits kMkAbLeanPairs and
+// kMkAbLeanSingle, read from shared memory; the exactness suite's small models run the single
+// rows with =1); 0: pairs, as before.
+#ifndef ARBOR_MK_LEAN_ROWS
+#define ARBOR_MK_LEAN_ROWS 0
+#endif
 
 // Stage s's layer weights.
 __device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {
