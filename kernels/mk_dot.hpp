@@ -7,6 +7,7 @@
 
 #include "arbor_hip.hpp"
 #include "mk_control.hpp"
+#include "mk_model.hpp"  // ARBOR_MK_LEAN_ROWS (mk_ab_s)
 #include "quant/quant_blocks.hpp"
 #include "quant/quant_blocks_k.hpp"
 #include "quant/quant_blocks_packed.hpp"

@@ -25,9 +25,9 @@ namespace arbor::gpu {
 
 namespace mkl {
 
-// An item's rows are G consecutive rows of a matrix (G = 2, or 1 with ARBOR_MK_LEAN_ROWS), or G
-// of gate and G of up (G = 1); an item past a matrix's last row takes that row again and writes
-// nothing for it. Rows G (i - base) .. G (i - base) + G - 1 of a matrix (base: its first item).
+// Rows G (i - base) .. G (i - base) + G - 1 of a matrix (base: its first item): G = 2, or 1 with
+// ARBOR_MK_LEAN_ROWS (mkl::lean_rows). An item past the matrix's last row takes that row again
+// and writes nothing for it.
 template <int G>
 struct RunRows {
     static constexpr int kRows = G;
@@ -40,26 +40,19 @@ struct RunRows {
         for (int k = 0; k < G; ++k) w[k] = data + static_cast<unsigned long long>(r + k < rows ? r + k : rows - 1) * rb;
     }
 };
-// Rows G j .. G j + G - 1 of two matrices (gate: w[0 .. G), up: w[G .. 2G)), j = i; or of expert
-// route[i / per]'s, j = i % per (the expert FFN: per = the items of a routed pair's rows).
-template <int G>
-struct TwinRuns {
-    static constexpr int kRows = 2 * G;
+// Row i of two matrices (gate: w[0], up: w[1]), or of expert e's (the expert FFN: i = pair n_ff_exp + r).
+struct TwinRows {
+    static constexpr int kRows = 2;
     const uint8_t* a;
     const uint8_t* b;
     unsigned long long rb, mat;
     const int* route;  // null, or the routes (the expert FFN)
-    long long per, rows;
+    long long nfe;
     __device__ void operator()(long long i, const uint8_t** w) const {
-        unsigned long long base = 0;
-        long long j = i;
-        if (route) base = static_cast<unsigned long long>(route[i / per]) * mat, j = i % per;
-#pragma unroll
-        for (int k = 0; k < G; ++k) {
-            const long long r = G * j + k < rows ? G * j + k : rows - 1;
-            w[k] = a + base + static_cast<unsigned long long>(r) * rb;
-            w[G + k] = b + base + static_cast<unsigned long long>(r) * rb;
-        }
+        unsigned long long off = static_cast<unsigned long long>(i) * rb;
+        if (route) off = static_cast<unsigned long long>(route[i / nfe]) * mat + static_cast<unsigned long long>(i % nfe) * rb;
+        w[0] = a + off;
+        w[1] = b + off;
     }
 };
 
@@ -95,16 +88,9 @@ struct StoreOut {  // out[r]
             if (const long long r = G * i + k; r < rows) out[r] = v[k];
     }
 };
-template <int G>
-struct GatedOut {  // h[pair rows + r] = silu(g_r) * u_r (TwinRuns' rows; dense: per covers every item)
+struct GatedOut {  // silu(g) * u
     float* h;
-    long long per, rows;
-    __device__ void operator()(long long i, const float* v) const {
-        const long long pair = i / per, r0 = G * (i % per);
-#pragma unroll
-        for (int k = 0; k < G; ++k)
-            if (r0 + k < rows) h[pair * rows + r0 + k] = num::mul_rn(num::silu(v[k]), v[G + k]);
-    }
+    __device__ void operator()(long long i, const float* v) const { h[i] = num::mul_rn(num::silu(v[0]), v[1]); }
 };
 
 // This warp's items of [i0, i1) (those congruent to gwarp modulo warps, as the stage deals them).
@@ -263,15 +249,6 @@ __device__ inline void matmul_items(const MkPass& P, const MkModelStage& s, long
     if (add) typed(s.w.type, 0, items, gwarp, warps, lane, xq, n, rows, AddOut<G>{P.x, s.w.rows});
     else typed(s.w.type, 0, items, gwarp, warps, lane, xq, n, rows, StoreOut<G>{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
 }
-// The gated FFN (pairs 0: dense) or the expert FFN of `pairs` routed pairs.
-template <int G>
-__device__ inline void gated_items(const MkW& gate, const MkW& up, const int* route, long long pairs, long long rows,
-                                   float* h, long long gwarp, long long warps, int lane, const quant::BlockQ8A* xq,
-                                   long long n) {
-    const long long per = (rows + G - 1) / G;
-    typed(gate.type, 0, (pairs ? pairs : 1) * per, gwarp, warps, lane, xq, n,
-          TwinRuns<G>{gate.data, up.data, gate.row_bytes, gate.mat_bytes, route, per, rows}, GatedOut<G>{h, per, rows});
-}
 // The rows of a lean stage's items (ARBOR_MK_LEAN_ROWS): 1 when single rows (items1 of them)
 // leave the grid's slowest warp fewer rows to dot than row pairs (items2), each round of items
 // costing about its rows (gpu-next35); 2 otherwise, or always 2 or 1 by ARBOR_GPU_LEAN_ROWS=2 / =1.
@@ -313,13 +290,18 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         else mkl::matmul_items<2>(P, s, gwarp, warps, lane, x, n, add);
         break;
     }
-    case kOpGatedFfn:
-    case kOpExpertGatedFfn: {  // (an item is one row of gate and one of up already)
+    case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        const bool e = op == kOpExpertGatedFfn;
-        mkl::gated_items<1>(e ? L.gate_exps : L.gate, e ? L.up_exps : L.up, e ? P.route_idx : nullptr,
-                            e ? items / d.n_ff_exp : 0, e ? d.n_ff_exp : items, e ? P.he : P.h, gwarp, warps, lane, xq,
-                            d.n_embd);
+        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
+                   mkl::TwinRows{L.gate.data, L.up.data, L.gate.row_bytes, 0, nullptr, 1}, mkl::GatedOut{P.h});
+        break;
+    }
+    case kOpExpertGatedFfn: {
+        const MkLayerW& L = mk_layer(P, s);
+        mkl::typed(L.gate_exps.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
+                   mkl::TwinRows{L.gate_exps.data, L.up_exps.data, L.gate_exps.row_bytes, L.gate_exps.mat_bytes, P.route_idx,
+                                 d.n_ff_exp},
+                   mkl::GatedOut{P.he});
         break;
     }
     case kOpExpertDownAdd:

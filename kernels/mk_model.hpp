@@ -722,19 +722,26 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_DOTS 0
 #endif
 #endif
-// ARBOR_MK_LEAN_ROWS (gpu-next35; in ARBOR_MK_LEAN_DOTS builds): a lean stage of the Q/K/V
-// projection, the matmuls or the expert down takes items of single rows instead of row pairs
-// when that leaves the grid's slowest warp fewer rows to dot (mkl::lean_rows): `moer`'s o
+// ARBOR_MK_LEAN_ROWS (gpu-next35; on by default where ARBOR_MK_LEAN_DOTS is): a lean stage of
+// the Q/K/V projection, the matmuls or the expert down takes items of single rows instead of row
+// pairs when that leaves the grid's busiest warp fewer rows to dot (mkl::lean_rows): `moer`'s o
 // projection is 1024 pairs on 2112 warps (two rows for the busiest) or 2048 rows (one); its
-// expert down likewise; Q/K/V 2560 pairs (four) or 5120 rows (three). gpu-next35 measured that a
-// warp's item takes about as much longer as it has rows (three-row items were slower where they
-// cut a round but added rows). Each row's dot is warp_dot_quant_rows's sequence for that row
-// whatever the rows beside it, so the bits do not change. 1: on, with ARBOR_GPU_LEAN_ROWS=2 for
-// the pairs always and =1 for single rows always (the A/B bits kMkAbLeanPairs and
-// kMkAbLeanSingle, read from shared memory; the exactness suite's small models run the single
-// rows with =1); 0: pairs, as before.
+// expert down likewise; Q/K/V 2560 pairs (four) or 5120 rows (three); qwen3-4b's Q/K/V likewise,
+// its o projection, dense down and LM head tie and keep pairs. A warp's item takes about as much
+// longer as it has rows: three-row items (gpu-next35's `lw`) were slower where they cut a round
+// of items but gave the busiest warp more rows. Each row's dot is warp_dot_quant_rows's sequence
+// for that row whatever the rows beside it, so the bits do not change. Measured on an H100
+// (docs/BENCHMARKS.md "gpu-next35", call 9, against the pairs in the same binary): exact (356/0,
+// 25/0, and with single rows everywhere); `moer` decode@229 -0.17 to -0.29 ms, decode@16384
+// -0.21 to -0.23; qwen3-4b decode@229 -0.03 to -0.09. ARBOR_GPU_LEAN_ROWS=2 takes the pairs
+// always and =1 single rows always (the A/B bits kMkAbLeanPairs and kMkAbLeanSingle, read from
+// shared memory; the exactness suite's small models run the single rows with =1). 0: pairs.
 #ifndef ARBOR_MK_LEAN_ROWS
+#if ARBOR_MK_LEAN_DOTS
+#define ARBOR_MK_LEAN_ROWS 1
+#else
 #define ARBOR_MK_LEAN_ROWS 0
+#endif
 #endif
 
 // Stage s's layer weights.

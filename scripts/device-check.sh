@@ -79,9 +79,11 @@ fi
 # ARBOR_GPU_KV_STREAM=1: every decode step takes the evict-first K and V copies, which otherwise
 # start only where a step's cells outweigh the L2 (none of the suite's contexts do).
 # ARBOR_GPU_PROLOGUES=0 / =3: a decode step without prologues, and with the RMSNorms' too.
-echo "== head split off, norm split off, router two rows an item, KV streamed, prologues off and all (quick); probe repeat (full suite): exactness"
+# ARBOR_GPU_LEAN_ROWS=1 / =2: the lean stages' single-row items everywhere (the suite's small
+# models otherwise keep pairs), and row pairs everywhere.
+echo "== head split off, norm split off, router two rows an item, KV streamed, prologues off and all, lean single rows and pairs (quick); probe repeat (full suite): exactness"
 for sw in ARBOR_GPU_HEAD_SPLIT=0 ARBOR_GPU_NORM_SPLIT=0 ARBOR_GPU_ROUTER_ROWS=0 ARBOR_GPU_KV_STREAM=1 \
-    ARBOR_GPU_PROLOGUES=0 ARBOR_GPU_PROLOGUES=3; do
+    ARBOR_GPU_PROLOGUES=0 ARBOR_GPU_PROLOGUES=3 ARBOR_GPU_LEAN_ROWS=1 ARBOR_GPU_LEAN_ROWS=2; do
     echo "$sw: $(env "$sw" timeout 60 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" --quick 2>&1 | tail -1)"
 done
 ARBOR_GPU_PROBE_REPEAT=1 timeout 150 "$BUILD/tests/gpu/gpu_logits_exact" --a gpu --b cpu --models "$MODELS" --cli "$CLI" 2>&1 | tail -1
