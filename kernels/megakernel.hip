@@ -161,6 +161,9 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #endif
     mk_phase_flag_load();
     mk_ab_load();
+#if ARBOR_MK_K_EARLY
+    if (threadIdx.x == 0) mk_k_early_src = nullptr;
+#endif
     __syncthreads();
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -213,6 +216,11 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
                         mk_prefetch_rows(ARBOR_MK_STAGE(sj), gwarp, warps, lane);
 #else
                 mk_grid_arrive(sync);
+#endif
+#if ARBOR_MK_K_EARLY
+                // The next level's attention item's K, while this workgroup waits (mk_attn_k_early).
+                if (si < prog.n_stages && ARBOR_MK_STAGE(si).op == kOpAttnChunk)
+                    mk_attn_k_early(ARBOR_MK_STAGE(si).model, ARBOR_MK_STAGE(si).items, smem);
 #endif
             }
 #if ARBOR_MK_SMEM_DESC
