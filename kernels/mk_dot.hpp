@@ -66,7 +66,8 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 }
 
 // The A/B switch bits of mk_control.hpp (MkAbSwitch), set by the host (mk_set_ab_switches).
-// Only megakernel.hip's translation unit includes this header (its module owns the variable).
+// megakernel.hip's module owns the variable (the probes' translation units include this header
+// too, and their copies go unused).
 __device__ unsigned mk_ab_switches;
 #if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS
 __shared__ unsigned mk_ab_s;  // mk_ab_switches, copied at the megakernel's entry (mk_ab_load)

@@ -94,10 +94,15 @@ Status MkRuntime::init() {
                         (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u) |
                         (lean_rows && std::strcmp(lean_rows, "2") == 0 ? kMkAbLeanPairs : 0u) |
                         (lean_rows && std::strcmp(lean_rows, "1") == 0 ? kMkAbLeanSingle : 0u);
-#if !(ARBOR_MK_LEAN_DOTS && ARBOR_MK_LEAN_ROWS)
+#if ARBOR_MK_LEAN_DOTS && ARBOR_MK_LEAN_ROWS
+    if (lean_rows && std::strcmp(lean_rows, "1") != 0 && std::strcmp(lean_rows, "2") != 0)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_LEAN_ROWS=%s ignored: 1 takes single rows always, 2 row pairs\n",
+                     lean_rows);
+#else
     if (lean_rows)
-        std::fprintf(stderr, "arbor: ARBOR_GPU_LEAN_ROWS ignored: this build's lean items are row pairs "
-                             "(-DARBOR_MK_LEAN_ROWS=1 picks them)\n");
+        std::fprintf(stderr, "arbor: ARBOR_GPU_LEAN_ROWS ignored: %s\n",
+                     ARBOR_MK_LEAN_DOTS ? "this build's lean items are row pairs (-DARBOR_MK_LEAN_ROWS=0)"
+                                        : "this build has no lean row-dot stages");
 #endif
 #if !(defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 2)
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_STREAM_W == 1

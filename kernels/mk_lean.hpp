@@ -7,7 +7,8 @@
 // descriptors again and switches on the op and the row type. Here a stage's descriptors are read
 // once, the type is switched on once, and each (format, op) pair is a loop of its own
 // (rows_loop, not inlined: its own registers) over the warp's items, calling the same
-// warp_dot_quant_rows<Fmt, 2> that warp_dot_row2 calls, with the same rows and outputs as
+// warp_dot_quant_rows<Fmt, 2> that warp_dot_row2 calls (or <Fmt, 1>, warp_dot_row's, for the
+// single-row items of ARBOR_MK_LEAN_ROWS), with the same rows and outputs as
 // mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and
 // mk_expert_down_add for token 0.
 // So the bits do not change. A lean stage records no item clocks and no expert-FFN phase marks
@@ -37,7 +38,8 @@ struct RunRows {
     __device__ void operator()(long long i, const uint8_t** w) const {
         const long long r = G * (i - base);
 #pragma unroll
-        for (int k = 0; k < G; ++k) w[k] = data + static_cast<unsigned long long>(r + k < rows ? r + k : rows - 1) * rb;
+        for (int k = 0; k < G; ++k)
+            w[k] = data + static_cast<unsigned long long>(G == 1 || r + k < rows ? r + k : rows - 1) * rb;
     }
 };
 // Row i of two matrices (gate: w[0], up: w[1]), or of expert e's (the expert FFN: i = pair n_ff_exp + r).
@@ -119,14 +121,14 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
     float my_w = 0.0f;
     if (lane < K) my_e = route[lane], my_w = route_w[lane];
     for (long long i = gwarp; i < items; i += warps) {
-        const long long r = G * i, r1 = r + 1 < n_embd ? r + 1 : r;
+        const long long r = G * i;
         float a0 = 0.0f, a1 = 0.0f;
         for (int k = 0; k < K; ++k) {
             const int e = __shfl(my_e, k);
             const float wk = __shfl(my_w, k);
             const uint8_t* w[G];
             w[0] = mkm::wrow(dw, r, e);
-            if constexpr (G == 2) w[1] = mkm::wrow(dw, r1, e);
+            if constexpr (G == 2) w[1] = mkm::wrow(dw, r + 1 < n_embd ? r + 1 : r, e);
             float v[G];
             warp_dot_quant_rows<Fmt, G>(w, heq + k * (nfe / 32), nfe, lane, v);
             if (lane == 0) {
@@ -136,7 +138,8 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
         }
         if (lane == 0) {
             x[r] = num::add_rn(x[r], a0);
-            if (G == 2 && r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
+            if constexpr (G == 2)
+                if (r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
         }
     }
 }
@@ -224,7 +227,7 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
 
 namespace mkl {
 
-// The stage's items for G rows an item (of each matrix: the gated FFNs), as mk_lean_stage deals them.
+// The stage's items for G rows an item, as mk_lean_stage deals them.
 template <int G>
 __device__ inline void qkv_items(const MkPass& P, const MkModelStage& s, long long gwarp, long long warps, int lane,
                                  const quant::BlockQ8A* xq) {
@@ -250,12 +253,14 @@ __device__ inline void matmul_items(const MkPass& P, const MkModelStage& s, long
     else typed(s.w.type, 0, items, gwarp, warps, lane, xq, n, rows, StoreOut<G>{s.out_buf == kBufLogits ? P.logits : P.router, s.w.rows});
 }
 // The rows of a lean stage's items (ARBOR_MK_LEAN_ROWS): 1 when single rows (items1 of them)
-// leave the grid's slowest warp fewer rows to dot than row pairs (items2), each round of items
+// leave the grid's busiest warp fewer rows to dot than row pairs (items2), each round of items
 // costing about its rows (gpu-next35); 2 otherwise, or always 2 or 1 by ARBOR_GPU_LEAN_ROWS=2 / =1.
+// (32-bit: a stage's items and the grid's warps are far below 2^31.)
 __device__ inline int lean_rows(long long items1, long long items2, long long warps) {
 #if ARBOR_MK_LEAN_ROWS
     if (mk_ab_s & (kMkAbLeanPairs | kMkAbLeanSingle)) return (mk_ab_s & kMkAbLeanSingle) ? 1 : 2;
-    return (items1 + warps - 1) / warps < 2 * ((items2 + warps - 1) / warps) ? 1 : 2;
+    const unsigned w = static_cast<unsigned>(warps);
+    return (static_cast<unsigned>(items1) + w - 1) / w < 2 * ((static_cast<unsigned>(items2) + w - 1) / w) ? 1 : 2;
 #else
     (void)items1, (void)items2, (void)warps;
     return 2;
@@ -264,7 +269,10 @@ __device__ inline int lean_rows(long long items1, long long items2, long long wa
 
 }  // namespace mkl
 
-// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined.
+// The stage's items of this warp, as lean loops (after mk_lean_ok). Not inlined. `items` is the
+// host's count of row pairs; the Q/K/V, matmul and expert-down stages count their own items for
+// the rows mkl::lean_rows picks, and only the gated FFNs (a row of gate and one of up an item)
+// take it as it is.
 __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long long items, long long gwarp,
                                            long long warps, int lane) {
     const MkPass& P = *s.pass;

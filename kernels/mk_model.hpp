@@ -748,9 +748,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // 25/0, and with single rows everywhere); `moer` decode@229 -0.17 to -0.29 ms, decode@16384
 // -0.21 to -0.23; qwen3-4b decode@229 -0.03 to -0.09. ARBOR_GPU_LEAN_ROWS=2 takes the pairs
 // always and =1 single rows always (the A/B bits kMkAbLeanPairs and kMkAbLeanSingle, read from
-// shared memory; the exactness suite's small models run the single rows with =1). 0: pairs.
+// shared memory; the exactness suite's small models take single rows unless =2, since every
+// matrix of theirs fits one round of the grid's warps). -DARBOR_MK_LEAN_ROWS=0: pairs, as before.
+// AMD builds (where the lean dots are off): off until a gfx1151 run measures it.
 #ifndef ARBOR_MK_LEAN_ROWS
-#if ARBOR_MK_LEAN_DOTS
+#if ARBOR_MK_LEAN_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_LEAN_ROWS 1
 #else
 #define ARBOR_MK_LEAN_ROWS 0

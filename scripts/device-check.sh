@@ -79,8 +79,8 @@ fi
 # ARBOR_GPU_KV_STREAM=1: every decode step takes the evict-first K and V copies, which otherwise
 # start only where a step's cells outweigh the L2 (none of the suite's contexts do).
 # ARBOR_GPU_PROLOGUES=0 / =3: a decode step without prologues, and with the RMSNorms' too.
-# ARBOR_GPU_LEAN_ROWS=1 / =2: the lean stages' single-row items everywhere (the suite's small
-# models otherwise keep pairs), and row pairs everywhere.
+# ARBOR_GPU_LEAN_ROWS=1 / =2: the lean stages' single-row items everywhere, and row pairs
+# everywhere (the suite's small models take single rows by default: =2 is their pairs' run).
 echo "== head split off, norm split off, router two rows an item, KV streamed, prologues off and all, lean single rows and pairs (quick); probe repeat (full suite): exactness"
 for sw in ARBOR_GPU_HEAD_SPLIT=0 ARBOR_GPU_NORM_SPLIT=0 ARBOR_GPU_ROUTER_ROWS=0 ARBOR_GPU_KV_STREAM=1 \
     ARBOR_GPU_PROLOGUES=0 ARBOR_GPU_PROLOGUES=3 ARBOR_GPU_LEAN_ROWS=1 ARBOR_GPU_LEAN_ROWS=2; do

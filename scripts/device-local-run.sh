@@ -12,7 +12,8 @@
 # /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone).
 # ARBOR_LR_BUILDS: the builds (default every folder in .carry/bin); ARBOR_LR_SETTINGS: environment
 # settings, one a word (VAR=VALUE), each run on every build (default none), or BUILD@VAR=VALUE
-# on that build only; a row's label is NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
+# on that build only (list X_ARBOR_UNSET=1 too for the plain runs: a list of settings replaces
+# the default); a row's label is NAME, or NAME:VAR=VALUE under a setting. ARBOR_LR_ROWS: the rows at 229 (default
 # decode@229,read50@229,prefill256@229; " " for none); ARBOR_LR_SHAPES (default "q4b moe moer");
 # ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
 # " " for no exactness, which needs no .carry/models; a call without them skips it);
@@ -23,7 +24,8 @@
 # time them twice; the first column is the round, as for every row); with
 # ARBOR_LR_DEEP_PROFILE=1 a profiled read50@16384 of the first deep shape for each (build,
 # setting). ARBOR_LR_PROFILE=1: a profile of ARBOR_LR_PROFILE_ROWS (default read50@229) on each of
-# ARBOR_LR_PROFILE_SHAPES (default moer) for each, into profile-SHAPE-I.txt. Writes $OUT/local-run.txt.
+# ARBOR_LR_PROFILE_SHAPES (default moer) for each, into profile-SHAPE-I.txt (rows at 229 cells:
+# a deep row would need the saved context). Writes $OUT/local-run.txt.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/arbor-shapes
@@ -53,13 +55,24 @@ SETTINGS=${ARBOR_LR_SETTINGS:-X_ARBOR_UNSET=1}
 label_of() {  # NAME SETTING: the label of a (build, setting)
     if [ "$2" = X_ARBOR_UNSET=1 ]; then echo "$1"; else echo "$1:$2"; fi
 }
+# setting_for BUILD SETTING: the setting as BUILD runs it (BUILD@VAR=VALUE without its prefix), or
+# nothing when it names another build. (Only the name before '=' may hold the '@'.)
+setting_for() {
+    case "${2%%=*}" in
+        *@*) [ "${2%%@*}" = "$1" ] && echo "${2#*@}" ;;
+        *) echo "$2" ;;
+    esac
+}
+for s in $SETTINGS ${ARBOR_LR_EXACT:-}; do  # a BUILD@ prefix naming no build would apply to nothing
+    case "${s%%=*}" in *@*) case " $BUILDS " in *" ${s%%@*} "*) ;; *) log "error: setting $s names no build of ARBOR_LR_BUILDS" ;; esac ;; esac
+done
 # The (build, setting) entries, each "NAME SETTING LABEL".
 entries() {
-    local b s
+    local b s r
     for b in $BUILDS; do
         for s in $SETTINGS; do
-            case "$s" in *@*) [ "${s%%@*}" = "$b" ] || continue; s=${s#*@} ;; esac
-            echo "$b $s $(label_of "$b" "$s")"
+            r=$(setting_for "$b" "$s")
+            [ -n "$r" ] && echo "$b $r $(label_of "$b" "$r")"
         done
     done
 }
@@ -73,7 +86,8 @@ for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
     for s in $exact_settings; do
-        case "$s" in *@*) [ "${s%%@*}" = "$b" ] || continue; s=${s#*@} ;; esac
+        s=$(setting_for "$b" "$s")
+        [ -n "$s" ] || continue
         label=$(label_of "$b" "$s")
         a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
         m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
@@ -133,7 +147,7 @@ if [ "${ARBOR_LR_DEEP_PROFILE:-0}" = 1 ] && [ -n "$deep_shapes" ]; then
 fi
 if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
     for n in ${ARBOR_LR_PROFILE_SHAPES:-moer}; do
-        make_shapes /tmp/lr-$first/arbor-cli $n >/dev/null
+        make_shapes /tmp/lr-$first/arbor-cli $n | grep error | tee -a "$OUTDIR/local-run.txt"
         profile profile-$n -m /tmp/arbor-shapes/$n.gguf --rows "${ARBOR_LR_PROFILE_ROWS:-read50@229}"
     done
 fi
