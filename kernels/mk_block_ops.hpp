@@ -896,6 +896,12 @@ __shared__ const uint8_t* mk_k_early_src;
 __shared__ uint8_t* mk_k_early_dst;
 __shared__ int mk_k_early_n;
 #endif
+// At a kernel's entry, before its first __syncthreads (the megakernel's and the attention probe's).
+__device__ inline void mk_k_early_init() {
+#if ARBOR_MK_K_EARLY
+    if (threadIdx.x == 0) mk_k_early_src = nullptr;
+#endif
+}
 
 #if ARBOR_MK_ASYNC_STAGE
 // Step 2 of attn_chunk_cells (below) for a dense chunk whose n f16 K rows (from k0) fit the
@@ -928,10 +934,17 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
         __syncthreads();
         pc.mark(r == 0 ? kPhAttnQ : kPhAttnKStage);
     }
-#elif ARBOR_MK_K_EARLY
-    const long long done = static_cast<long long>(k_done) * hdk * 2;  // the rest; then every copy in flight lands
-    block_stage_async(stage + done, k0 + done, static_cast<long long>(n) * hdk * 2 - done, ARBOR_MK_BULK_STAGE != 0,
-                      evict_first);
+#else
+#if ARBOR_MK_K_EARLY
+    // The rows mk_attn_k_early has not asked for (none at depth, where a chunk's cells are all
+    // old); the wait then lands every copy in flight, the early ones too.
+    const long long done = static_cast<long long>(k_done) * hdk * 2;
+    if (static_cast<long long>(n) * hdk * 2 > done)
+        block_stage_async(stage + done, k0 + done, static_cast<long long>(n) * hdk * 2 - done, ARBOR_MK_BULK_STAGE != 0,
+                          evict_first);
+#else
+    block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, evict_first);
+#endif
     block_stage_wait();
     __syncthreads();
     pc.mark(kPhAttnKStage);
