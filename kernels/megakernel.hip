@@ -161,6 +161,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #endif
     mk_phase_flag_load();
     mk_ab_load();
+    mk_k_early_init();
     __syncthreads();
     const int warps_per_block = static_cast<int>(blockDim.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -214,11 +215,21 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #else
                 mk_grid_arrive(sync);
 #endif
+#if ARBOR_MK_K_EARLY
+                // The next level's attention item's K, while this workgroup waits (mk_attn_k_early).
+                if (si < prog.n_stages && ARBOR_MK_STAGE(si).op == kOpAttnChunk)
+                    mk_attn_k_early(ARBOR_MK_STAGE(si).model, ARBOR_MK_STAGE(si).items, smem);
+#endif
             }
 #if ARBOR_MK_SMEM_DESC
             mk_desc_fill(prog, si, &dc);  // the next level's descriptors, between the arrival and the wait
 #endif
-            if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) return;
+            if (!mk_grid_wait(sync, static_cast<unsigned>(level + 1) * gridDim.x, si - 1, level)) {
+#if ARBOR_MK_K_EARLY
+                block_stage_wait();  // (no copy of this workgroup's left in flight past its end)
+#endif
+                return;
+            }
             if (prog.events && threadIdx.x == 0) mk_event(prog, &n_events, -(level + 1), t0, arbor_wall_ns());
         }
     }

@@ -883,6 +883,27 @@ __device__ __noinline__ void attn_softmax_spread(float* sc, float* ms, float* ls
 #endif
 
 #if ARBOR_MK_ASYNC_STAGE
+// Whether a dense chunk item's n f16 K rows (gh rows of queries) fit its stage raw, in one piece
+// (attn_scores_raw; the tiles read up to 15 rows past n).
+__device__ inline bool attn_raw_fits(int eb, int gh, int n, int hdk, long long stage_bytes) {
+    return eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
+}
+#endif
+#if ARBOR_MK_K_EARLY
+// The workgroup's early K copies (mk_attn_k_early): their source chunk and stage (null: none in
+// flight) and their rows. The megakernel clears the record at its entry.
+__shared__ const uint8_t* mk_k_early_src;
+__shared__ uint8_t* mk_k_early_dst;
+__shared__ int mk_k_early_n;
+#endif
+// At a kernel's entry, before its first __syncthreads (the megakernel's and the attention probe's).
+__device__ inline void mk_k_early_init() {
+#if ARBOR_MK_K_EARLY
+    if (threadIdx.x == 0) mk_k_early_src = nullptr;
+#endif
+}
+
+#if ARBOR_MK_ASYNC_STAGE
 // Step 2 of attn_chunk_cells (below) for a dense chunk whose n f16 K rows (from k0) fit the
 // stage raw, tiles' rows past n included: the rows in one piece by cp.async, then the score tiles
 // converting each element as they load it (mkb::k_f32). Rows are hdk halves apart: a tile's lanes
@@ -894,6 +915,9 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
                                              , const uint8_t* v0, int hdv
 #endif
                                              , bool evict_first
+#if ARBOR_MK_K_EARLY
+                                             , int k_done  // rows already asked for (mk_attn_k_early)
+#endif
 ) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
@@ -911,7 +935,16 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
         pc.mark(r == 0 ? kPhAttnQ : kPhAttnKStage);
     }
 #else
+#if ARBOR_MK_K_EARLY
+    // The rows mk_attn_k_early has not asked for (none at depth, where a chunk's cells are all
+    // old); the wait then lands every copy in flight, the early ones too.
+    const long long done = static_cast<long long>(k_done) * hdk * 2;
+    if (static_cast<long long>(n) * hdk * 2 > done)
+        block_stage_async(stage + done, k0 + done, static_cast<long long>(n) * hdk * 2 - done, ARBOR_MK_BULK_STAGE != 0,
+                          evict_first);
+#else
     block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, evict_first);
+#endif
     block_stage_wait();
     __syncthreads();
     pc.mark(kPhAttnKStage);
@@ -1032,10 +1065,22 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #if ARBOR_MK_ASYNC_STAGE
     // A decode item's whole chunk raw in one piece (its tiles read up to 15 rows past n).
     bool raw = false;
-    if constexpr (std::is_same_v<Cells, DenseCells>)
-        raw = eb == 2 && gh <= 8 && static_cast<long long>((n + 15) / 16 * 16) * hdk * 2 <= stage_bytes;
+    if constexpr (std::is_same_v<Cells, DenseCells>) raw = attn_raw_fits(eb, gh, n, hdk, stage_bytes);
+#if ARBOR_MK_K_EARLY
+    // This workgroup's early K copies (mk_attn_k_early): this item's, or (never expected) a copy
+    // no item takes, which lands before anything else writes the stage.
+    int k_done = 0;
+    if (mk_k_early_src) {
+        if (raw && mk_k_early_src == k0 && mk_k_early_dst == stage) k_done = mk_k_early_n;
+        else block_stage_wait();
+        __syncthreads();  // every thread has read the record
+        if (threadIdx.x == 0) mk_k_early_src = nullptr;
+    }
+#endif
 #if ARBOR_MK_STAGE_TWICE
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv, P.kv_stream != 0);
+#elif ARBOR_MK_K_EARLY
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0, k_done);
 #else
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0);
 #endif
@@ -1157,6 +1202,33 @@ __device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModel
         attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, n, h0, gh, smem);
         __syncthreads();  // the arena is reused by the next token
     }
+}
+#endif
+
+#if ARBOR_MK_K_EARLY
+// ARBOR_MK_K_EARLY (mk_model.hpp): before a decode step's attention level, while the workgroup
+// waits at the grid barrier, its first item's K cells but the token's own are asked for into the
+// stage attn_chunk_cells will read them from (the same place: qs, sc, ms and ls before it), with
+// the same copies attn_scores_raw makes, when that item will stage its chunk raw. Not inlined.
+__device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long items, float* smem) {
+    const MkPass& P = *s.pass;
+    const long long item = gridDim.x - 1 - blockIdx.x;  // the first item mk_run_stage deals this workgroup
+    if (P.n_tokens != 1 || s.attn_tokens > 1 || s.fold_finish || item >= items) return;
+    const ChunkItem it = chunk_item(P, s, item);
+    const long long pos = P.pos[it.t];
+    if (it.ch > pos / mkm::kChunk) return;
+    const MkDims& d = P.d;
+    const long long first = it.ch * mkm::kChunk;
+    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+    const int hdk = static_cast<int>(d.hd_k), gh = it.gh;
+    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;
+    if (!attn_raw_fits(static_cast<int>(d.kv_elem_bytes), gh, n, hdk, stage_bytes)) return;
+    const int old = it.ch == pos / mkm::kChunk ? n - 1 : n;  // the token's own cell is the level before's
+    if (old <= 0) return;
+    uint8_t* stage = reinterpret_cast<uint8_t*>(smem + gh * hdk + gh * mkm::kChunk + 2 * kMkAttnRows);
+    const uint8_t* k0 = mkm::kv_cell(P, it.t, s.layer, it.g, first, false);
+    block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
+    if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
 }
 #endif
 

@@ -643,6 +643,21 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
+// ARBOR_MK_K_EARLY=1 (gpu-next35, prepared, off; with ARBOR_MK_ASYNC_STAGE, not with
+// ARBOR_MK_STAGE_TWICE): while a workgroup waits at the grid barrier before a decode step's
+// attention level, it asks for the K cells of its first attention item (items are dealt from the
+// last workgroup down, so it knows which) into the stage where the item will read them: every
+// cell but the token's own, which the level before writes (mk_attn_k_early). The item then
+// copies only what is left (attn_scores_raw). Not with the fold (ARBOR_MK_FOLD_FINISH's items
+// finish K in the stage first). The same bytes reach the same tiles: the bits do not change. In a
+// profile the early copies' issue falls in the barrier's row, and the K stage phase times only
+// the rest of the copy: compare profiles of the phases with it on and off with that in mind.
+#ifndef ARBOR_MK_K_EARLY
+#define ARBOR_MK_K_EARLY 0
+#endif
+#if ARBOR_MK_K_EARLY && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE || ARBOR_MK_SMEM_DESC || ARBOR_MK_BULK_STAGE)
+#error "ARBOR_MK_K_EARLY stages K by ARBOR_MK_ASYNC_STAGE's copies; not with ARBOR_MK_STAGE_TWICE, ARBOR_MK_SMEM_DESC (it reads the next level's stage before the descriptor cache holds it) or ARBOR_MK_BULK_STAGE (whose barrier takes one copy in flight)"
+#endif
 #if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
 #endif

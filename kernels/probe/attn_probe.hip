@@ -72,6 +72,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 #if ARBOR_MK_BULK_ON
     mk_bulk_init();
 #endif
+    mk_k_early_init();
     mk_phase_flag_load();
     __syncthreads();
     const long long b = blockIdx.x, first = gridDim.x - 1 - b;
