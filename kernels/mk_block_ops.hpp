@@ -882,6 +882,15 @@ __device__ __noinline__ void attn_softmax_spread(float* sc, float* ms, float* ls
 }
 #endif
 
+// Where attn_chunk_cells's stage starts in the arena: after qs [gh][hdk], sc [gh][256], ms and ls.
+__device__ inline uint8_t* attn_stage_at(float* smem, int gh, int hdk) {
+    return reinterpret_cast<uint8_t*>(smem + gh * hdk + gh * mkm::kChunk + 2 * kMkAttnRows);
+}
+// The cells of chunk `first` (its first cell) that a token at pos attends: up to pos, at most a chunk.
+__device__ inline int attn_cells_n(long long pos, long long first) {
+    return static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
+}
+
 #if ARBOR_MK_ASYNC_STAGE
 // Whether a dense chunk item's n f16 K rows (gh rows of queries) fit its stage raw, in one piece
 // (attn_scores_raw; the tiles read up to 15 rows past n).
@@ -1009,7 +1018,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     float* sc = qs + gh * hdk;                     // [gh][256]
     float* ms = sc + gh * mkm::kChunk;             // [kMkAttnRows] chunk maxima
     float* ls = ms + kMkAttnRows;                  // [kMkAttnRows] chunk sums
-    uint8_t* stage = reinterpret_cast<uint8_t*>(ls + kMkAttnRows);
+    uint8_t* stage = attn_stage_at(smem, gh, hdk);  // ls + kMkAttnRows
     const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;  // the arena from `stage` on
     const float* qg = P.q + t * d.n_head * hdk + (g * group + h0) * hdk;
     PhaseClock pc;
@@ -1170,6 +1179,19 @@ __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, l
     return {c / (T * MC), (c / MC) % T, c % MC, static_cast<int>(item % parts) * gh, gh};
 }
 
+// A one-token chunk item's place and its attended cells n from cell `first` (n = 0: the chunk is
+// past the token's cell, nothing to do).
+struct ChunkCellsOf {
+    ChunkItem it;
+    long long first;
+    int n;
+};
+__device__ inline ChunkCellsOf chunk_cells_of(const MkPass& P, const MkModelStage& s, long long item) {
+    const ChunkItem it = chunk_item(P, s, item);
+    const long long pos = P.pos[it.t], first = it.ch * mkm::kChunk;
+    return {it, first, it.ch > pos / mkm::kChunk ? 0 : attn_cells_n(pos, first)};
+}
+
 #if ARBOR_MK_ATTN_TOKENS
 // s.attn_tokens = nt > 1 (a pass of many tokens over several chunks; gpu_backend.hip): item
 // ((g * TG + tg) * max_chunks + ch) * parts + p takes tokens tl = tg * nt .. tl + nt - 1 (TG =
@@ -1198,8 +1220,7 @@ __device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModel
     for (long long t = tl; t < tl + tn; ++t) {
         const long long pos = P.pos[t];
         if (ch > pos / mkm::kChunk) continue;
-        const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
-        attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, n, h0, gh, smem);
+        attn_chunk_cells(P, s, g, t, ch, DenseCells{first}, attn_cells_n(pos, first), h0, gh, smem);
         __syncthreads();  // the arena is reused by the next token
     }
 }
@@ -1214,19 +1235,14 @@ __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long it
     const MkPass& P = *s.pass;
     const long long item = gridDim.x - 1 - blockIdx.x;  // the first item mk_run_stage deals this workgroup
     if (P.n_tokens != 1 || s.attn_tokens > 1 || s.fold_finish || item >= items) return;
-    const ChunkItem it = chunk_item(P, s, item);
-    const long long pos = P.pos[it.t];
-    if (it.ch > pos / mkm::kChunk) return;
+    const ChunkCellsOf c = chunk_cells_of(P, s, item);
     const MkDims& d = P.d;
-    const long long first = it.ch * mkm::kChunk;
-    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
-    const int hdk = static_cast<int>(d.hd_k), gh = it.gh;
-    const long long stage_bytes = attn_stage_floats(gh, hdk) * 4;
-    if (!attn_raw_fits(static_cast<int>(d.kv_elem_bytes), gh, n, hdk, stage_bytes)) return;
-    const int old = it.ch == pos / mkm::kChunk ? n - 1 : n;  // the token's own cell is the level before's
+    const int n = c.n, hdk = static_cast<int>(d.hd_k), gh = c.it.gh;
+    if (n == 0 || !attn_raw_fits(static_cast<int>(d.kv_elem_bytes), gh, n, hdk, attn_stage_floats(gh, hdk) * 4)) return;
+    const int old = c.it.ch == P.pos[c.it.t] / mkm::kChunk ? n - 1 : n;  // the token's own cell is the level before's
     if (old <= 0) return;
-    uint8_t* stage = reinterpret_cast<uint8_t*>(smem + gh * hdk + gh * mkm::kChunk + 2 * kMkAttnRows);
-    const uint8_t* k0 = mkm::kv_cell(P, it.t, s.layer, it.g, first, false);
+    uint8_t* stage = attn_stage_at(smem, gh, hdk);
+    const uint8_t* k0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, false);
     block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
     if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
 }
@@ -1239,12 +1255,8 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
         return;
     }
 #endif
-    const ChunkItem it = chunk_item(P, s, item);
-    const long long pos = P.pos[it.t];
-    if (it.ch > pos / mkm::kChunk) return;
-    const long long first = it.ch * mkm::kChunk;
-    const int n = static_cast<int>((pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk);
-    attn_chunk_cells(P, s, it.g, it.t, it.ch, DenseCells{first}, n, it.h0, it.gh, smem);
+    const ChunkCellsOf c = chunk_cells_of(P, s, item);
+    if (c.n > 0) attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem);
 }
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the

@@ -50,7 +50,7 @@ __device__ inline ChunkCells chunk_cells(const MkPass& P, long long t, long long
     const long long pos = P.pos[t], first = ch * mkm::kChunk;
     ChunkCells c{nullptr, 0, first, 0};
     if (!index_sparse(F, pos)) {
-        c.n = (pos + 1 - first) < mkm::kChunk ? pos + 1 - first : mkm::kChunk;
+        c.n = attn_cells_n(pos, first);
         return c;
     }
     const long long K = F.budget / 4, own = (pos / 4) * 4;

@@ -277,22 +277,21 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
                                            long long warps, int lane) {
     const MkPass& P = *s.pass;
     const MkDims& d = P.d;
-    const quant::BlockQ8A* xq = P.xq;
     switch (op) {
     case kOpQkvDots: {
         const MkLayerW& L = mk_layer(P, s);
         const long long q = L.wq.rows, k = L.wk.rows, v = L.wv.rows;
         if (mkl::lean_rows(q + k + v, (q + 1) / 2 + (k + 1) / 2 + (v + 1) / 2, warps) == 1)
-            mkl::qkv_items<1>(P, s, gwarp, warps, lane, xq);
+            mkl::qkv_items<1>(P, s, gwarp, warps, lane, P.xq);
         else
-            mkl::qkv_items<2>(P, s, gwarp, warps, lane, xq);
+            mkl::qkv_items<2>(P, s, gwarp, warps, lane, P.xq);
         break;
     }
     case kOpMatMulAdd:
     case kOpMatMulStore: {
         const bool add = op == kOpMatMulAdd;
         const mkm::In in = add ? mkm::stage_in(P, s.buf) : mkm::In{};
-        const quant::BlockQ8A* x = add ? in.xq : xq;
+        const quant::BlockQ8A* x = add ? in.xq : P.xq;
         const long long n = add ? in.width : d.n_embd;
         if (mkl::lean_rows(s.w.rows, (s.w.rows + 1) / 2, warps) == 1) mkl::matmul_items<1>(P, s, gwarp, warps, lane, x, n, add);
         else mkl::matmul_items<2>(P, s, gwarp, warps, lane, x, n, add);
@@ -300,13 +299,13 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
     }
     case kOpGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
+        mkl::typed(L.gate.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
                    mkl::TwinRows{L.gate.data, L.up.data, L.gate.row_bytes, 0, nullptr, 1}, mkl::GatedOut{P.h});
         break;
     }
     case kOpExpertGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        mkl::typed(L.gate_exps.type, 0, items, gwarp, warps, lane, xq, d.n_embd,
+        mkl::typed(L.gate_exps.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
                    mkl::TwinRows{L.gate_exps.data, L.up_exps.data, L.gate_exps.row_bytes, L.gate_exps.mat_bytes, P.route_idx,
                                  d.n_ff_exp},
                    mkl::GatedOut{P.he});
