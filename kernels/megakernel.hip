@@ -56,7 +56,13 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpRmsNorm: mk_rms_norm_block(P, s, item, smem); break;
-    case kOpRouterSelect:  // warp 0; the arena holds the exponentials
+    case kOpRouterSelect:  // the workgroup, or warp 0; the arena holds the exponentials
+#if ARBOR_MK_WG_SELECT
+        if (!(mk_ab_s & kMkAbWarpSelect)) {
+            mk_router_select_wg(P, item, smem);
+            break;
+        }
+#endif
         if (threadIdx.x < 32) mk_router_select(P, item, static_cast<int>(threadIdx.x), smem);
         break;
     case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;

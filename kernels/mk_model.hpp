@@ -761,6 +761,21 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
+// ARBOR_MK_WG_SELECT (gpu-next36; on by default on NVIDIA): the router select's item runs on the
+// whole workgroup (mk_router_select_wg, mk_model_ops.hpp): the top-k by each expert's rank, one
+// thread an expert, in place of K dependent rounds of warp reductions in warp 0; the same bits
+// (a NaN probability takes the warp form). A decode step runs it in every workgroup before the
+// expert gated FFN (ARBOR_MK_PROLOGUES), so it is on every MoE layer's path. ARBOR_GPU_WG_SELECT=0
+// takes the warp form (the A/B bit kMkAbWarpSelect). AMD builds keep the warp form until
+// measured there (-DARBOR_MK_WG_SELECT=1 compiles it in).
+#ifndef ARBOR_MK_WG_SELECT
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_WG_SELECT 1
+#else
+#define ARBOR_MK_WG_SELECT 0
+#endif
+#endif
+
 // Stage s's layer weights.
 __device__ inline const MkLayerW& mk_layer(const MkPass& P, const MkModelStage& s) {
 #if ARBOR_MK_SMEM_DESC
