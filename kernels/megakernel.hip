@@ -45,7 +45,7 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
 }
 
 // The ops whose items a whole workgroup runs (mk_block_ops.hpp, mk_tile_ops.hpp, flashnext's
-// sparse chunk; the router select, whose warp 0 uses the arena), and their dispatch.
+// sparse chunk; the router select, which uses the arena), and their dispatch.
 __device__ inline bool mk_is_workgroup_op(int op) {
     return op == kOpRmsNorm || op == kOpRouterSelect || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
            op == kOpFnHcDots || op == kOpFnHcFinish || op == kOpFnIdxSelect || op == kOpFnAttnCombine ||

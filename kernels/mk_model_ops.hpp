@@ -509,15 +509,17 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
 // mk_router_select's results by the whole workgroup (ARBOR_MK_WG_SELECT): thread i holds expert i
 // (E <= 256, the host checks). The max as there (every thread starts from l[0], then a tree: the
 // same value, a zero's sign aside, which no exponential sees); the exponentials, lane 0's sum in
-// expert order (router_exp_sum) and the divisions are the same operations. Then, when no
-// probability is NaN (all of them are then +0 or positive), the K rounds of the largest remaining
-// probability, ties to the lower id, choose the experts in the order of (probability down, id up),
-// so expert i's slot is its rank in that order: the experts before it with a probability at least
-// its own and those after it with a greater one. Their bits order as their values (non-negative,
-// no -0, at most 1.0f, so the +1 below cannot carry into a wrong order). One pass of E compares a
-// thread replaces K dependent rounds of warp reductions (3.6 us of the warp form's 7.3 on
-// `moer`, gpu-next36). A NaN anywhere (non-finite logits) takes the warp form, whose rounds keep
-// the sequential scan's NaN rule. The renormalising sum runs in slot order in one thread.
+// expert order (router_exp_sum) and the divisions are the same operations. Every exponential is
+// at most 1 and the max's is 1, so the sum is finite and at least 1 unless some exponential is
+// NaN, and then every probability is NaN (the sum is). Without a NaN, every probability is +0 or
+// positive (no -0, at most 1.0f), so their bits order as their values, and the K rounds of the
+// largest remaining probability, ties to the lower id, choose the experts in the order of
+// (probability down, id up): expert i's slot is its rank in that order, the experts before it
+// with a probability at least its own and those after it with a greater one ((j < i) + bits(p_j)
+// > bits(p_i); the +1 cannot carry past 0x3f800001). With every probability NaN, each round takes
+// the first untaken expert (nothing compares greater than a NaN), so expert i's slot is i. One
+// pass of E compares a thread replaces K dependent rounds of warp reductions (3.6 us of the warp
+// form's 7.3 on `moer`, gpu-next36). The renormalising sum runs in slot order in one thread.
 // The arena holds the probabilities [256], the warps' maxima and two sums [16], and the slots'
 // experts and probabilities [256] each.
 __device__ __noinline__ inline void mk_router_select_wg(const MkPass& P, long long t, float* smem) {
@@ -553,41 +555,37 @@ __device__ __noinline__ inline void mk_router_select_wg(const MkPass& P, long lo
     if (i == 0) red[kWarps] = router_exp_sum(pr, E);
     __syncthreads();
     const float p = num::div_rn(e, red[kWarps]);
-    if (__syncthreads_or(i < E && p != p)) {  // every thread has read the sum and the exponentials
-        if (warp == 0) mk_router_select(P, t, lane, smem);
-        return;
-    }
-    if (i < E) pr[i] = p;
+    if (i < E) pr[i] = p;  // (thread 0 read the exponentials before the barrier above)
     __syncthreads();
     clk.mark(kPhSelSoftmax);
     if (i < E) {
-        const unsigned bp = num::f32_bits(p);
-        const unsigned* b = reinterpret_cast<const unsigned*>(pr);
-        const uint4* b4 = reinterpret_cast<const uint4*>(pr);
-        int r = 0, j = 0;
-        // (j < i) + bits(p_j) > bits(p): p_j >= p before i, p_j > p after it, never i itself.
-        for (; j + 4 <= E; j += 4) {
-            const uint4 q = b4[j / 4];
-            r += (q.x + (j < i ? 1u : 0u) > bp) + (q.y + (j + 1 < i ? 1u : 0u) > bp) +
-                 (q.z + (j + 2 < i ? 1u : 0u) > bp) + (q.w + (j + 3 < i ? 1u : 0u) > bp);
+        int r = i;  // every probability NaN
+        if (p == p) {
+            const unsigned bp = num::f32_bits(p);
+            const unsigned* b = reinterpret_cast<const unsigned*>(pr);
+            const uint4* b4 = reinterpret_cast<const uint4*>(pr);
+            int j = 0;
+            r = 0;
+            for (; j + 4 <= E; j += 4) {
+                const uint4 q = b4[j / 4];
+                r += (q.x + (j < i ? 1u : 0u) > bp) + (q.y + (j + 1 < i ? 1u : 0u) > bp) +
+                     (q.z + (j + 2 < i ? 1u : 0u) > bp) + (q.w + (j + 3 < i ? 1u : 0u) > bp);
+            }
+            for (; j < E; ++j) r += b[j] + (j < i ? 1u : 0u) > bp;
         }
-        for (; j < E; ++j) r += b[j] + (j < i ? 1u : 0u) > bp;
         if (r < K) sidx[r] = i, sw[r] = p;
     }
     __syncthreads();
     clk.mark(kPhSelTopk);
-    int* idx = P.route_idx + t * K;
-    float* w = P.route_w + t * K;
-    if (d.norm_topk) {
-        if (i == 0) {
-            float tot = 0.0f;  // slot order
-            for (int slot = 0; slot < K; ++slot) tot = num::add_rn(tot, sw[slot]);
-            red[kWarps + 1] = tot;
-        }
-        __syncthreads();
-        for (int slot = i; slot < K; slot += kMkBlockThreads) idx[slot] = sidx[slot], w[slot] = num::div_rn(sw[slot], red[kWarps + 1]);
-    } else {
-        for (int slot = i; slot < K; slot += kMkBlockThreads) idx[slot] = sidx[slot], w[slot] = sw[slot];
+    if (d.norm_topk && i == 0) {
+        float tot = 0.0f;  // slot order
+        for (int slot = 0; slot < K; ++slot) tot = num::add_rn(tot, sw[slot]);
+        red[kWarps + 1] = tot;
+    }
+    if (d.norm_topk) __syncthreads();
+    if (i < K) {  // K <= E <= 256
+        P.route_idx[t * K + i] = sidx[i];
+        P.route_w[t * K + i] = d.norm_topk ? num::div_rn(sw[i], red[kWarps + 1]) : sw[i];
     }
     clk.mark(kPhSelWrite);
 }
