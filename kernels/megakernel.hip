@@ -45,7 +45,7 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
 }
 
 // The ops whose items a whole workgroup runs (mk_block_ops.hpp, mk_tile_ops.hpp, flashnext's
-// sparse chunk; the router select, whose warp 0 uses the arena), and their dispatch.
+// sparse chunk; the router select, which uses the arena), and their dispatch.
 __device__ inline bool mk_is_workgroup_op(int op) {
     return op == kOpRmsNorm || op == kOpRouterSelect || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
            op == kOpFnHcDots || op == kOpFnHcFinish || op == kOpFnIdxSelect || op == kOpFnAttnCombine ||
@@ -56,7 +56,13 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
     const MkPass& P = *s.pass;
     switch (op) {
     case kOpRmsNorm: mk_rms_norm_block(P, s, item, smem); break;
-    case kOpRouterSelect:  // warp 0; the arena holds the exponentials
+    case kOpRouterSelect:  // the workgroup, or warp 0; the arena holds the exponentials
+#if ARBOR_MK_WG_SELECT
+        if (!(mk_ab_s & kMkAbWarpSelect)) {
+            mk_router_select_wg(P, item, smem);
+            break;
+        }
+#endif
         if (threadIdx.x < 32) mk_router_select(P, item, static_cast<int>(threadIdx.x), smem);
         break;
     case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;

@@ -26,6 +26,7 @@ enum MkAbSwitch : unsigned {
     kMkAbStreamW = 2u,    // ARBOR_GPU_STREAM_W=1 (ARBOR_MK_STREAM_W=2 builds): weights read evict-first
     kMkAbLeanPairs = 4u,  // ARBOR_GPU_LEAN_ROWS=2 (ARBOR_MK_LEAN_ROWS builds): lean stages take row pairs always
     kMkAbLeanSingle = 8u, // ARBOR_GPU_LEAN_ROWS=1 (ARBOR_MK_LEAN_ROWS builds): lean stages take single rows always
+    kMkAbWarpSelect = 16u, // ARBOR_GPU_WG_SELECT=0 (ARBOR_MK_WG_SELECT builds): the router select in warp 0
 };
 
 // ARBOR_MK_PACKED_SWITCH=1 (NVIDIA builds, e.g. -DCMAKE_CUDA_FLAGS=-DARBOR_MK_PACKED_SWITCH=1)

@@ -69,12 +69,12 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
 // megakernel.hip's module owns the variable (the probes' translation units include this header
 // too, and their copies go unused).
 __device__ unsigned mk_ab_switches;
-#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS
+#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS || ARBOR_MK_WG_SELECT
 __shared__ unsigned mk_ab_s;  // mk_ab_switches, copied at the megakernel's entry (mk_ab_load)
 #endif
 // At the megakernel's entry, before its first __syncthreads.
 __device__ inline void mk_ab_load() {
-#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS
+#if ARBOR_MK_STREAM_W == 2 || ARBOR_MK_LEAN_ROWS || ARBOR_MK_WG_SELECT
     if (threadIdx.x == 0) mk_ab_s = mk_ab_switches;
 #endif
 }

@@ -90,10 +90,19 @@ Status MkRuntime::init() {
     const char* packed = std::getenv("ARBOR_GPU_PACKED");
     const char* stream_w = std::getenv("ARBOR_GPU_STREAM_W");
     const char* lean_rows = std::getenv("ARBOR_GPU_LEAN_ROWS");
+    const char* wg_select = std::getenv("ARBOR_GPU_WG_SELECT");
     const unsigned ab = (packed && std::strcmp(packed, "0") == 0 ? kMkAbPackedOff : 0u) |
                         (stream_w && std::strcmp(stream_w, "1") == 0 ? kMkAbStreamW : 0u) |
                         (lean_rows && std::strcmp(lean_rows, "2") == 0 ? kMkAbLeanPairs : 0u) |
-                        (lean_rows && std::strcmp(lean_rows, "1") == 0 ? kMkAbLeanSingle : 0u);
+                        (lean_rows && std::strcmp(lean_rows, "1") == 0 ? kMkAbLeanSingle : 0u) |
+                        (wg_select && std::strcmp(wg_select, "0") == 0 ? kMkAbWarpSelect : 0u);
+#if ARBOR_MK_WG_SELECT
+    if (wg_select && std::strcmp(wg_select, "0") != 0 && std::strcmp(wg_select, "1") != 0)
+        std::fprintf(stderr, "arbor: ARBOR_GPU_WG_SELECT=%s ignored: 0 takes the router select's warp form, 1 (the default) the workgroup's\n",
+                     wg_select);
+#else
+    if (wg_select) std::fprintf(stderr, "arbor: ARBOR_GPU_WG_SELECT ignored: this build has the warp form only\n");
+#endif
 #if ARBOR_MK_LEAN_DOTS && ARBOR_MK_LEAN_ROWS
     if (lean_rows && std::strcmp(lean_rows, "1") != 0 && std::strcmp(lean_rows, "2") != 0)
         std::fprintf(stderr, "arbor: ARBOR_GPU_LEAN_ROWS=%s ignored: 1 takes single rows always, 2 row pairs\n",

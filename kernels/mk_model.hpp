@@ -351,7 +351,7 @@ enum MkModelOp : int {
     kOpMatMulAdd = 18,      // X[t][r] += W[r] . in[t]                           items: W rows / 2
     kOpGatedFfn = 19,       // H[t][r] = silu(Wg[r].XN[t]) * (Wu[r].XN[t])       items: n_ff
     kOpMatMulStore = 20,    // out[t][r] = W[r] . in[t] (router logits, LM head) items: W rows / 2 (row_items: W rows; token_items: x tokens)
-    kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup's warp 0)    items: T
+    kOpRouterSelect = 21,   // softmax, top-k, weights (a workgroup, or its warp 0) items: T
     kOpExpertDownDots = 22, // YE[pair][r] = Wd_e[r] . HE[pair], 2 rows; the combine as the tail (ARBOR_MK_DOWN_SPLIT)  items: (n_embd + 1) / 2 * T * k
     kOpExpertGatedFfn = 23, // HE row r of the expert of (token, slot) pair      items: T * k * n_ff_exp
     kOpExpertDownAdd = 24,  // X[t][r] += sum over slots of w_k (Wd_e(k)[r] . HE) items: n_embd / 2
@@ -758,6 +758,20 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_ROWS 1
 #else
 #define ARBOR_MK_LEAN_ROWS 0
+#endif
+#endif
+
+// ARBOR_MK_WG_SELECT (gpu-next36; on by default on NVIDIA): the router select's item runs on the
+// whole workgroup (mk_router_select_wg, mk_model_ops.hpp): the top-k by each expert's rank, one
+// thread an expert, in place of K dependent rounds of warp reductions in warp 0; the same bits. A decode step runs it in every workgroup before the
+// expert gated FFN (ARBOR_MK_PROLOGUES), so it is on every MoE layer's path. ARBOR_GPU_WG_SELECT=0
+// takes the warp form (the A/B bit kMkAbWarpSelect). AMD builds keep the warp form until
+// measured there (-DARBOR_MK_WG_SELECT=1 compiles it in).
+#ifndef ARBOR_MK_WG_SELECT
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_WG_SELECT 1
+#else
+#define ARBOR_MK_WG_SELECT 0
 #endif
 #endif
 

@@ -362,6 +362,22 @@ __device__ inline void mk_matmul_store(const MkPass& P, const MkModelStage& s, l
     }
 }
 
+// The router softmax's sum of E exponentials ex[0 .. E - 1] in expert order (one thread; ex in
+// shared memory, 16-byte aligned): 16-byte loads that issue ahead of the add chain (one shuffle
+// an expert took about 80 cycles an add).
+__device__ inline float router_exp_sum(const float* ex, int E) {
+    const float4* e4 = reinterpret_cast<const float4*>(ex);
+    float sum = 0.0f;
+    int i = 0;
+#pragma unroll 8
+    for (; i + 4 <= E; i += 4) {
+        const float4 q = e4[i / 4];
+        sum = num::add_rn(num::add_rn(num::add_rn(num::add_rn(sum, q.x), q.y), q.z), q.w);
+    }
+    for (; i < E; ++i) sum = num::add_rn(sum, ex[i]);
+    return sum;
+}
+
 // Softmax and top-k of one token's router logits: numerics.hpp's contract with lane j holding
 // experts j, j+32, ... The max is exact (a tree gives the sequential value, and a zero max's
 // sign cannot change exp_f(l - m)); the sum of the exponentials runs in lane 0 in expert
@@ -393,23 +409,13 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
         if (lane + 32 * k < E) v[k] = num::exp_f(num::sub_rn(v[k], m));
-    // The sum in expert order, by lane 0 from shared memory: 16-byte loads that issue ahead of
-    // the add chain (one shuffle an expert took about 80 cycles an add).
+    // The sum in expert order, by lane 0 from shared memory (router_exp_sum).
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
         if (lane + 32 * k < E) ex[lane + 32 * k] = v[k];
     arbor_syncwarp();
     float sum = 0.0f;
-    if (lane == 0) {
-        const float4* e4 = reinterpret_cast<const float4*>(ex);
-        int i = 0;
-#pragma unroll 8
-        for (; i + 4 <= E; i += 4) {
-            const float4 q = e4[i / 4];
-            sum = num::add_rn(num::add_rn(num::add_rn(num::add_rn(sum, q.x), q.y), q.z), q.w);
-        }
-        for (; i < E; ++i) sum = num::add_rn(sum, ex[i]);
-    }
+    if (lane == 0) sum = router_exp_sum(ex, E);
     sum = mkm::bcast(sum);
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
@@ -498,6 +504,92 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
     for (int slot = 0; slot < K; ++slot) tot = num::add_rn(tot, w[slot]);
     for (int slot = 0; slot < K; ++slot) w[slot] = num::div_rn(w[slot], tot);
 }
+
+#if ARBOR_MK_WG_SELECT
+// mk_router_select's results by the whole workgroup (ARBOR_MK_WG_SELECT): thread i holds expert i
+// (E <= 256, the host checks). The max as there (every thread starts from l[0], then a tree: the
+// same value, a zero's sign aside, which no exponential sees); the exponentials, lane 0's sum in
+// expert order (router_exp_sum) and the divisions are the same operations. Every exponential is
+// at most 1 and the max's is 1, so the sum is finite and at least 1 unless some exponential is
+// NaN, and then every probability is NaN (the sum is). Without a NaN, every probability is +0 or
+// positive (no -0, at most 1.0f), so their bits order as their values, and the K rounds of the
+// largest remaining probability, ties to the lower id, choose the experts in the order of
+// (probability down, id up): expert i's slot is its rank in that order, the experts before it
+// with a probability at least its own and those after it with a greater one ((j < i) + bits(p_j)
+// > bits(p_i); the +1 cannot carry past 0x3f800001). With every probability NaN, each round takes
+// the first untaken expert (nothing compares greater than a NaN), so expert i's slot is i. One
+// pass of E compares a thread replaces K dependent rounds of warp reductions (3.6 us of the warp
+// form's 7.3 on `moer`, gpu-next36). The renormalising sum runs in slot order in one thread.
+// The arena holds the probabilities [256], the warps' maxima and two sums [16], and the slots'
+// experts and probabilities [256] each.
+__device__ __noinline__ inline void mk_router_select_wg(const MkPass& P, long long t, float* smem) {
+    ARBOR_MK_SMEM(smem);
+    PhaseClock clk(ARBOR_MK_SUBPHASES != 0);
+    const MkDims& d = P.d;
+    const int E = static_cast<int>(d.n_expert), K = static_cast<int>(d.n_used);
+    const int i = static_cast<int>(threadIdx.x), lane = i & 31, warp = i / 32;
+    constexpr int kWarps = kMkBlockThreads / 32;
+    float* pr = smem;                                             // [256]
+    float* red = smem + kMkBlockThreads;                          // [16]: maxima, then sum and tot
+    int* sidx = reinterpret_cast<int*>(red + 16);                 // [256]
+    float* sw = red + 16 + kMkBlockThreads;                       // [256]
+    const float* l = P.router + t * d.n_expert;
+    const float l0 = l[0];
+    const float x = i < E ? l[i] : l0;
+    float m = l0;
+    if (x > m) m = x;
+    for (int o = 16; o >= 1; o >>= 1) {
+        const float y = __shfl_xor(m, o);
+        if (y > m) m = y;
+    }
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    m = red[0];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w)
+        if (red[w] > m) m = red[w];
+    clk.mark(kPhSelIn);
+    const float e = i < E ? num::exp_f(num::sub_rn(x, m)) : 0.0f;
+    if (i < E) pr[i] = e;
+    __syncthreads();  // (every thread has read the maxima too)
+    if (i == 0) red[kWarps] = router_exp_sum(pr, E);
+    __syncthreads();
+    const float p = num::div_rn(e, red[kWarps]);
+    if (i < E) pr[i] = p;  // (thread 0 read the exponentials before the barrier above)
+    __syncthreads();
+    clk.mark(kPhSelSoftmax);
+    if (i < E) {
+        int r = i;  // every probability NaN
+        if (p == p) {
+            const unsigned bp = num::f32_bits(p);
+            const unsigned* b = reinterpret_cast<const unsigned*>(pr);
+            const uint4* b4 = reinterpret_cast<const uint4*>(pr);
+            int j = 0;
+            r = 0;
+            for (; j + 4 <= E; j += 4) {
+                const uint4 q = b4[j / 4];
+                r += (q.x + (j < i ? 1u : 0u) > bp) + (q.y + (j + 1 < i ? 1u : 0u) > bp) +
+                     (q.z + (j + 2 < i ? 1u : 0u) > bp) + (q.w + (j + 3 < i ? 1u : 0u) > bp);
+            }
+            for (; j < E; ++j) r += b[j] + (j < i ? 1u : 0u) > bp;
+        }
+        if (r < K) sidx[r] = i, sw[r] = p;
+    }
+    __syncthreads();
+    clk.mark(kPhSelTopk);
+    if (d.norm_topk && i == 0) {
+        float tot = 0.0f;  // slot order
+        for (int slot = 0; slot < K; ++slot) tot = num::add_rn(tot, sw[slot]);
+        red[kWarps + 1] = tot;
+    }
+    if (d.norm_topk) __syncthreads();
+    if (i < K) {  // K <= E <= 256
+        P.route_idx[t * K + i] = sidx[i];
+        P.route_w[t * K + i] = d.norm_topk ? num::div_rn(sw[i], red[kWarps + 1]) : sw[i];
+    }
+    clk.mark(kPhSelWrite);
+}
+#endif
 
 // Item pair * n_ff_exp + r: row r of the gated FFN of the expert routed to (token, slot) pair.
 __device__ inline void mk_expert_gated_ffn(const MkPass& P, const MkModelStage& s, long long item, int lane) {

@@ -27,6 +27,7 @@ cmake -S . -B $B -G Ninja -DARBOR_APP=OFF -DARBOR_CUDA=ON -DARBOR_GFX1151_CHECK=
 echo "built: $(( $(date +%s) - t0 )) s"
 P=$B/kernels/arbor-gpu-attn-probe
 cells=${ARBOR_ATTN_NCU_CELLS:-229}
+case "$cells" in *[!0-9]* | "") echo "error: ARBOR_ATTN_NCU_CELLS is one number of cells (the launch skipped to assumes one)"; exit 2 ;; esac
 "$P" --cells "$cells" --reps 5 2>&1 | tail -6
 rep=/tmp/ncu/attn-$cells
 rm -f "$rep.ncu-rep"
@@ -44,8 +45,11 @@ awk -F'","' 'NR == 1 {for (i = 1; i <= NF; i++) h[i] = $i; next}
         v = $i; gsub(/[",]/, "", v); print v, h[i] } }' "$rep-raw.csv" | sort -rn | head -14
 # The SASS page with the CUDA lines interleaved (a -lineinfo build): each instruction's samples
 # go to the CUDA line before it.
-"$NCU" -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep-src.csv" 2>"$rep-src.err" ||
-    { echo "source page failed:"; head -3 "$rep-src.err"; }
+# An ncu without that form gives the SASS alone (the lines then all go to one "before any line").
+"$NCU" -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep-src.csv" 2>"$rep-src.err" &&
+    grep -q '^"0x' "$rep-src.csv" ||
+    "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-src.csv" 2>"$rep-src.err" ||
+    { echo "source page failed:"; head -3 "$rep-src.err"; exit 1; }
 gzip -c "$rep-src.csv" >"$OUTDIR/attn-ncu-$cells-src.csv.gz"
 /usr/bin/env python3 - "$rep-src.csv" <<'PY'
 import collections, csv, re, sys
@@ -76,5 +80,8 @@ print(f"{tot:.0f} samples on {len(by_line)} source lines; the lines with the mos
 for line, a in sorted(by_line.items(), key=lambda kv: -kv[1]["samples"])[:50]:
     top = sorted(((v, k) for k, v in a.items() if k not in ("samples", "exec")), reverse=True)[:3]
     print(f"{a['samples']:7.0f} {100 * a['samples'] / tot:5.1f}% x{a['exec']:<9.0f} {line} [{', '.join(f'{k} {v:.0f}' for v, k in top if v)}]")
+print("the SASS instructions with the most samples (and the line before them):")
+for n, ins, line in sorted(sass, reverse=True)[:30]:
+    print(f"{n:7.0f} {ins:50s} {line}")
 PY
 echo "done: $(( $(date +%s) - t0 )) s"

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A model of the megakernel's router top-k rounds (kernels/mk_model_ops.hpp, mk_router_select),
-lane by lane, against num::top_k's sequential scan (engine/src/model/numerics.hpp).
+lane by lane, and of the workgroup form's ranks (mk_router_select_wg), against num::top_k's
+sequential scan (engine/src/model/numerics.hpp).
 
 Lane j holds experts j, j + 32, ... (up to 8 a lane). Each round: every lane finds its first
 untaken expert and its largest non-NaN untaken one; a round with a NaN candidate takes the warp's
@@ -8,7 +9,8 @@ first untaken expert when that expert's probability is NaN; otherwise the warp's
 largest value, then the lowest id, found either by the two warp reductions on the float bits
 (NVIDIA) or by the shuffle tree (elsewhere). Both must equal the scan for every slot, the
 expert id and the probability's bits, with every lane agreeing, NaN patterns included; K runs
-from 1 to E in some cases. The old rounds (each lane's candidate by `v > best` with NaN kept, then the
+from 1 to E in some cases. The ranks must equal the scan on every case without a NaN probability and
+where every probability is NaN (the softmax gives nothing in between). The old rounds (each lane's candidate by `v > best` with NaN kept, then the
 tree) are modelled too, and must fail on some NaN case, so the model can tell the two apart.
 Exit status 0 when every case agrees."""
 import random
@@ -99,13 +101,32 @@ def lanes_top_k(p, k, reductions, old=False):
     return out
 
 
+def rank_top_k(p, k):
+    """mk_router_select_wg (ARBOR_MK_WG_SELECT): expert i's slot is its rank, the count of j with
+    (j < i) + bits(p_j) > bits(p_i) (unsigned, 32 bits), or i itself when p_i is NaN; an expert
+    whose rank is under k writes its slot. Its softmax gives no NaN or every one NaN, so the
+    cases with some NaN (None here) do not reach it."""
+    if any(isnan(x) for x in p) and not all(isnan(x) for x in p):
+        return None
+    b = [bits(x) for x in p]
+    slots = [None] * k
+    for i in range(len(p)):
+        r = i if isnan(p[i]) else sum(1 for j in range(len(p)) if ((b[j] + (1 if j < i else 0)) & 0xFFFFFFFF) > b[i])
+        if r < k:
+            if slots[r] is not None:  # two experts on one slot: the ranks are not a permutation
+                return [("clash", r)]
+            slots[r] = (i, b[i])
+    return slots
+
+
 def probabilities(rng, E, pattern):
     # exp_f(l - m) / sum: +0 or positive, or every one NaN (a non-finite logit)
     if pattern == "all_nan":
         return [NAN] * E
-    vals = [rng.choice([0.0, rng.random(), rng.random() * 1e-30, 0.5]) for _ in range(E)]
+    # (1.0 the largest a probability can be; 1e-40 and 2**-149 subnormal, the last one ulp above +0)
+    vals = [rng.choice([0.0, rng.random(), rng.random() * 1e-30, 0.5, 1.0, 1e-40, 2.0**-149]) for _ in range(E)]
     if pattern == "ties":
-        vals = [rng.choice([0.0, 0.25, 0.5]) for _ in range(E)]
+        vals = [rng.choice([0.0, 0.25, 0.5, 2.0**-149]) for _ in range(E)]
     if pattern == "some_nan":  # not produced by the softmax, but the rule must hold anyway
         for _ in range(rng.randint(1, 4)):
             vals[rng.randrange(E)] = NAN
@@ -132,6 +153,13 @@ def main():
                     print(f"FAIL E={E} k={k} {pattern} reductions={reductions}: {got} != {want}")
             if lanes_top_k(p, k, reductions, old=True) != want:
                 old_fails += 1
+        ranked = rank_top_k(p, k)
+        if ranked is not None or pattern in ("plain", "ties", "all_nan"):
+            cases += 1
+            if ranked != want:
+                fails += 1
+                if fails <= 5:
+                    print(f"FAIL E={E} k={k} {pattern} ranks: {ranked} != {want}")
     print(f"{cases} cases, {fails} failed; the old rounds failed {old_fails}")
     if old_fails == 0:
         print("FAIL the model cannot tell the old rounds from the new")
