@@ -643,8 +643,8 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
-// ARBOR_MK_K_EARLY=1 (gpu-next35, prepared, off; with ARBOR_MK_ASYNC_STAGE, not with
-// ARBOR_MK_STAGE_TWICE): while a workgroup waits at the grid barrier before a decode step's
+// ARBOR_MK_K_EARLY=1 (gpu-next35, measured in gpu-next36, on by default where ARBOR_MK_ASYNC_STAGE
+// is and none of the switches below that exclude it): while a workgroup waits at the grid barrier before a decode step's
 // attention level, it asks for the K cells of its first attention item (items are dealt from the
 // last workgroup down, so it knows which) into the stage where the item will read them: every
 // cell but the token's own, which the level before writes (mk_attn_k_early). The item then
@@ -652,8 +652,15 @@ constexpr long long kMkDownSplitTokens = 8;
 // finish K in the stage first). The same bytes reach the same tiles: the bits do not change. In a
 // profile the early copies' issue falls in the barrier's row, and the K stage phase times only
 // the rest of the copy: compare profiles of the phases with it on and off with that in mind.
+// Exact (356/0, 25/0, and with ARBOR_GPU_KV_STREAM=1); H100, against main in one call, four
+// rounds: `moer` decode@229 -0.06 to -0.14 ms, qwen3-4b decode@229 -0.02 to -0.09, `moer`
+// decode@16384 -0.08 to -0.09 (docs/BENCHMARKS.md "gpu-next36"). -DARBOR_MK_K_EARLY=0 turns it off.
 #ifndef ARBOR_MK_K_EARLY
+#if ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_STAGE_TWICE && !ARBOR_MK_SMEM_DESC && !ARBOR_MK_BULK_STAGE
+#define ARBOR_MK_K_EARLY 1
+#else
 #define ARBOR_MK_K_EARLY 0
+#endif
 #endif
 #if ARBOR_MK_K_EARLY && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE || ARBOR_MK_SMEM_DESC || ARBOR_MK_BULK_STAGE)
 #error "ARBOR_MK_K_EARLY stages K by ARBOR_MK_ASYNC_STAGE's copies; not with ARBOR_MK_STAGE_TWICE, ARBOR_MK_SMEM_DESC (it reads the next level's stage before the descriptor cache holds it) or ARBOR_MK_BULK_STAGE (whose barrier takes one copy in flight)"
