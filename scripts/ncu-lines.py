@@ -11,8 +11,8 @@ address to a line through the cubin's .debug_line (scripts/sass-local.py's reade
 the device's need not lay the functions out alike (gpu-next36: the same source gave callees a few
 hundred bytes apart), so each function of the cubin is placed in the page by itself: the shift
 that lines up the most of its shared-memory, local-memory, barrier, call and return instructions
-with the page's mnemonics. A function matched at under half of those is reported and its samples
-counted as unplaced. --skip HEX leaves out samples below that offset (the probe's polling loop of
+with the page's mnemonics. A function matched at under half of those (or with none) is reported
+and its samples counted as not placed. --skip HEX leaves out samples below that offset (the probe's polling loop of
 the workgroups without an item: 0x540).
 """
 import argparse
@@ -57,6 +57,7 @@ def main():
         raise SystemExit(f"error: {a.csv} has no 'Warp Stall Sampling (All Samples)' column")
     h = page[hi]
     ix = {c: i for i, c in enumerate(h)}
+    col = next(c for c in h if c.startswith("Warp Stall Sampling (All"))
     body = [r for r in page[hi + 1:] if r and r[0].strip().startswith("0x")]
     if not body:
         raise SystemExit(f"error: {a.csv} has no SASS rows")
@@ -74,28 +75,28 @@ def main():
         off = int(r[0], 16) - base
         m = re.match(r"(@!?U?P\w+\s+)?([A-Z0-9]+)", r[1].strip())
         mnem[off] = m.group(2) if m else ""
-        samples[off] = (num(r, "Warp Stall Sampling (All Samples)"), {c[6:]: num(r, c) for c in reasons})
+        samples[off] = (num(r, col), {c[6:]: num(r, c) for c in reasons})
     by_name = collections.defaultdict(list)
     for off, mn in mnem.items():
         by_name[mn].append(off)
-    # Each function's shift into the page.
+    # Each function's shift into the page: every marked instruction votes for the shifts that
+    # put it on a page instruction of its mnemonic; the most votes win, a tie going to the shift
+    # nearest the function's own address. Under half of its marked instructions lined up, or
+    # none marked at all: not placed.
     placed = []
     for st, en, name in fns:
         pos = [(p - st, KNOWN[struct.unpack_from("<Q", text, p)[0] & 0xFFF]) for p in range(st, en - 15, 16)
                if struct.unpack_from("<Q", text, p)[0] & 0xFFF in KNOWN]
-        best, shift = 0, st
-        if pos:
-            for cand in by_name.get(pos[0][1], []):
-                s = cand - pos[0][0]
-                score = sum(1 for p, m in pos if mnem.get(s + p) == m)
-                if score > best:
-                    best, shift = score, s
-        ok = not pos or best * 2 >= len(pos)
-        placed.append((shift, shift + (en - st), st, name, ok, best, len(pos)))
-        if not ok:
-            print(f"unplaced: {sl.demangle(name)[:90]} ({best} of {len(pos)} instructions line up)")
-    placed.sort()
-    starts = [p[0] for p in placed]
+        votes = collections.Counter()
+        for p, m in pos:
+            for cand in by_name.get(m, []):
+                votes[cand - p] += 1
+        best = max(votes.values(), default=0)
+        shift = min((sh for sh, v in votes.items() if v == best), key=lambda sh: abs(sh - st), default=st)
+        if pos and best * 2 >= len(pos):
+            placed.append((shift, shift + (en - st), st, name))
+        else:
+            print(f"unplaced: {sl.demangle(name)[:90]} ({best} of {len(pos)} marked instructions line up)")
     skip = int(a.skip, 16)
     per_fn = collections.Counter()
     per_line = collections.defaultdict(collections.Counter)
@@ -104,11 +105,12 @@ def main():
         if n == 0 or off < skip:
             continue
         total += n
-        j = bisect.bisect_right(starts, off) - 1
-        if j < 0 or off >= placed[j][1] or not placed[j][4]:
+        # the smallest placed function holding the address (placements may overlap)
+        hold = [p for p in placed if p[0] <= off < p[1]]
+        if not hold:
             unplaced += n
             continue
-        shift, _, st, name, *_ = placed[j]
+        shift, _, st, name = min(hold, key=lambda p: p[1] - p[0])
         local = st + (off - shift)
         k = bisect.bisect_right(addrs, local) - 1
         where = f"{rows[k][1].split('/')[-1]}:{rows[k][2]}" if k >= 0 else "?"
@@ -117,8 +119,8 @@ def main():
         c["samples"] += n
         for reason, v in why.items():
             c[reason] += v
-    total = total or 1.0
     print(f"{total:.0f} samples, {unplaced:.0f} not placed; by function:")
+    total = max(total, 1.0)
     for name, n in per_fn.most_common(12):
         print(f"{n:8.0f} {100 * n / total:5.1f}%  {sl.demangle(name)[:100]}")
     print(f"\nby source line (the first {a.lines}; the largest stall reasons):")

@@ -27,8 +27,10 @@
 // The level's item count and heads an item take follow gpu_backend.hip (attn_head_parts), and the
 // one-chunk level writes the attention row and its Q8A blocks (direct), the deeper one the chunk
 // rows the combine level reads (not run here). Build flags pass through (-DARBOR_MK_STAGE_TWICE=1
-// etc. act here as in the megakernel). ptxas gives the item's functions about the megakernel's
-// allocation (the same launch bound; sm_90 -O3: attn_chunk_cells<DenseCells> 100/344 bytes of
+// etc. act here as in the megakernel), except ARBOR_MK_K_EARLY's early K copies, which the
+// megakernel issues during the grid barrier's wait before the level: here every item copies its
+// K chunk whole, as the megakernel does with the switch off. ptxas gives the item's functions
+// about the megakernel's allocation (the same launch bound; sm_90 -O3: attn_chunk_cells<DenseCells> 100/344 bytes of
 // spill stores/loads here, 136/376 there; attn_scores_raw 32/48 and 32/36). It computes nothing
 // that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
