@@ -864,10 +864,7 @@ __device__ __noinline__ void attn_softmax_spread(float* sc, float* ms, float* ls
     float m = e[0];
     for (int j = r; j < n; j += stride)
         if (e[j] > m) m = e[j];
-    for (int o = 16; o >= 1; o >>= 1) {
-        const float x = __shfl_xor(m, o);
-        if (x > m) m = x;
-    }
+    m = warp_max_keep(m);
     if (lane == 0) ls[warp] = m;
     __syncthreads();
     m = ls[h * wph];
@@ -1124,10 +1121,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         float m = e[0];
         for (int j = lane; j < n; j += 32)
             if (e[j] > m) m = e[j];
-        for (int o = 16; o >= 1; o >>= 1) {
-            const float x = __shfl_xor(m, o);
-            if (x > m) m = x;
-        }
+        m = warp_max_keep(m);
         arbor_syncwarp();
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();

@@ -65,6 +65,18 @@ __device__ inline void combine_lanes_multi(float* v, int lane) {
     }
 }
 
+// A warp's maximum of its lanes' m by `x > m` over a xor tree: every lane ends with the largest
+// value; a NaN is never taken, so a lane whose m starts as a NaN keeps it (when every lane starts
+// from the same first element, as the sequential `if (v > m) m = v` scan from element 0 does,
+// that gives the scan's value, a zero's sign aside).
+__device__ inline float warp_max_keep(float m) {
+    for (int o = 16; o >= 1; o >>= 1) {
+        const float x = __shfl_xor(m, o);
+        if (x > m) m = x;
+    }
+    return m;
+}
+
 // The A/B switch bits of mk_control.hpp (MkAbSwitch), set by the host (mk_set_ab_switches).
 // megakernel.hip's module owns the variable (the probes' translation units include this header
 // too, and their copies go unused).

@@ -98,7 +98,9 @@ Status MkRuntime::init() {
                         (wg_select && std::strcmp(wg_select, "0") == 0 ? kMkAbWarpSelect : 0u);
 #if ARBOR_MK_WG_SELECT
     if (wg_select && std::strcmp(wg_select, "0") != 0 && std::strcmp(wg_select, "1") != 0)
-        std::fprintf(stderr, "arbor: ARBOR_GPU_WG_SELECT=%s ignored: 0 takes the router select's warp form, 1 (the default) the workgroup's\n",
+        std::fprintf(stderr,
+                     "arbor: ARBOR_GPU_WG_SELECT=%s ignored: 0 takes the router select's warp form, 1 (the default) "
+                     "the workgroup's\n",
                      wg_select);
 #else
     if (wg_select) std::fprintf(stderr, "arbor: ARBOR_GPU_WG_SELECT ignored: this build has the warp form only\n");

@@ -644,14 +644,15 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
 // ARBOR_MK_K_EARLY=1 (gpu-next35, measured in gpu-next36, on by default where ARBOR_MK_ASYNC_STAGE
-// is and none of the switches below that exclude it): while a workgroup waits at the grid barrier before a decode step's
-// attention level, it asks for the K cells of its first attention item (items are dealt from the
-// last workgroup down, so it knows which) into the stage where the item will read them: every
-// cell but the token's own, which the level before writes (mk_attn_k_early). The item then
-// copies only what is left (attn_scores_raw). Not with the fold (ARBOR_MK_FOLD_FINISH's items
-// finish K in the stage first). The same bytes reach the same tiles: the bits do not change. In a
-// profile the early copies' issue falls in the barrier's row, and the K stage phase times only
-// the rest of the copy: compare profiles of the phases with it on and off with that in mind.
+// is and none of the switches below that exclude it): while a workgroup waits at the grid barrier
+// before a decode step's attention level, it asks for the K cells of its first attention item
+// (items are dealt from the last workgroup down, so it knows which) into the stage where the item
+// will read them: every cell but the token's own, which the level before writes (mk_attn_k_early).
+// The item then copies only what is left (attn_scores_raw). Not with the fold
+// (ARBOR_MK_FOLD_FINISH's items finish K in the stage first). The same bytes reach the same tiles:
+// the bits do not change. In a profile the early copies' issue falls in the barrier's row, and the
+// K stage phase times only the rest of the copy: compare profiles of the phases with it on and off
+// with that in mind.
 // Exact (356/0, 25/0, and with ARBOR_GPU_KV_STREAM=1); H100, against main in one call, four
 // rounds: `moer` decode@229 -0.06 to -0.14 ms, qwen3-4b decode@229 -0.02 to -0.09, `moer`
 // decode@16384 -0.08 to -0.09 (docs/BENCHMARKS.md "gpu-next36"). -DARBOR_MK_K_EARLY=0 turns it off.
@@ -770,8 +771,9 @@ constexpr long long kMkDownSplitTokens = 8;
 
 // ARBOR_MK_WG_SELECT (gpu-next36; on by default on NVIDIA): the router select's item runs on the
 // whole workgroup (mk_router_select_wg, mk_model_ops.hpp): the top-k by each expert's rank, one
-// thread an expert, in place of K dependent rounds of warp reductions in warp 0; the same bits. A decode step runs it in every workgroup before the
-// expert gated FFN (ARBOR_MK_PROLOGUES), so it is on every MoE layer's path. ARBOR_GPU_WG_SELECT=0
+// thread an expert, in place of K dependent rounds of warp reductions in warp 0; the same bits.
+// A decode step runs it in every workgroup before the expert gated FFN (ARBOR_MK_PROLOGUES), so
+// it is on every MoE layer's path. ARBOR_GPU_WG_SELECT=0
 // takes the warp form (the A/B bit kMkAbWarpSelect). AMD builds keep the warp form until
 // measured there (-DARBOR_MK_WG_SELECT=1 compiles it in).
 #ifndef ARBOR_MK_WG_SELECT

@@ -401,10 +401,7 @@ __device__ __noinline__ inline void mk_router_select(const MkPass& P, long long 
         v[k] = i < E ? l[i] : 0.0f;
         if (i < E && v[k] > m) m = v[k];
     }
-    for (int o = 16; o >= 1; o >>= 1) {
-        const float x = __shfl_xor(m, o);
-        if (x > m) m = x;
-    }
+    m = warp_max_keep(m);
     clk.mark(kPhSelIn);
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
@@ -538,10 +535,7 @@ __device__ __noinline__ inline void mk_router_select_wg(const MkPass& P, long lo
     const float x = i < E ? l[i] : l0;
     float m = l0;
     if (x > m) m = x;
-    for (int o = 16; o >= 1; o >>= 1) {
-        const float y = __shfl_xor(m, o);
-        if (y > m) m = y;
-    }
+    m = warp_max_keep(m);
     if (lane == 0) red[warp] = m;
     __syncthreads();
     m = red[0];
@@ -562,16 +556,15 @@ __device__ __noinline__ inline void mk_router_select_wg(const MkPass& P, long lo
         int r = i;  // every probability NaN
         if (p == p) {
             const unsigned bp = num::f32_bits(p);
-            const unsigned* b = reinterpret_cast<const unsigned*>(pr);
+            const auto beats = [&](unsigned bj, int j) { return static_cast<int>(bj + (j < i ? 1u : 0u) > bp); };
             const uint4* b4 = reinterpret_cast<const uint4*>(pr);
             int j = 0;
             r = 0;
-            for (; j + 4 <= E; j += 4) {
+            for (; j + 4 <= E; j += 4) {  // 16-byte loads
                 const uint4 q = b4[j / 4];
-                r += (q.x + (j < i ? 1u : 0u) > bp) + (q.y + (j + 1 < i ? 1u : 0u) > bp) +
-                     (q.z + (j + 2 < i ? 1u : 0u) > bp) + (q.w + (j + 3 < i ? 1u : 0u) > bp);
+                r += beats(q.x, j) + beats(q.y, j + 1) + beats(q.z, j + 2) + beats(q.w, j + 3);
             }
-            for (; j < E; ++j) r += b[j] + (j < i ? 1u : 0u) > bp;
+            for (; j < E; ++j) r += beats(num::f32_bits(pr[j]), j);
         }
         if (r < K) sidx[r] = i, sw[r] = p;
     }

@@ -9,8 +9,9 @@
 # with the phase clocks off, then the same with them on; the profiled launch is the fifth, warm
 # with the clocks off (ARBOR_ATTN_NCU_SKIP overrides the 4 launches skipped). Caches are left as
 # the probe leaves them (--cache-control none) and the clocks alone (--clock-control none).
-# Prints the kernel's stall reasons (WarpStateStats) and the CUDA lines and SASS instructions
-# with the most PC samples (SourceCounters); writes the source pages to $OUT as CSV.
+# Prints the kernel's stall reasons (WarpStateStats), then the samples (SourceCounters) by
+# function and source line (scripts/ncu-lines.py on the probe's own cubin, cuobjdump -xelf);
+# writes the source page (CSV) and the cubin to $OUT, gzipped.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/ncu
@@ -43,45 +44,36 @@ grep -E "Duration|Warp Cycles Per|Issued Ipc|No Eligible|One or More|Active Warp
 awk -F'","' 'NR == 1 {for (i = 1; i <= NF; i++) h[i] = $i; next}
     NR == 3 {for (i = 1; i <= NF; i++) if (h[i] ~ /issue_stalled_/ && h[i] !~ /not_issued/) {
         v = $i; gsub(/[",]/, "", v); print v, h[i] } }' "$rep-raw.csv" | sort -rn | head -14
-# The SASS page with the CUDA lines interleaved (a -lineinfo build): each instruction's samples
-# go to the CUDA line before it.
-# An ncu without that form gives the SASS alone (the lines then all go to one "before any line").
-"$NCU" -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep-src.csv" 2>"$rep-src.err" &&
-    grep -q '^"0x' "$rep-src.csv" ||
-    "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-src.csv" 2>"$rep-src.err" ||
+# The SASS page (this ncu gives a -lineinfo build's page without its CUDA lines), and the cubin
+# of the very binary profiled, for scripts/ncu-lines.py to place the samples on source lines
+# (every function at its own address: no shifts to guess).
+"$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-src.csv" 2>"$rep-src.err" ||
     { echo "source page failed:"; head -3 "$rep-src.err"; exit 1; }
 gzip -c "$rep-src.csv" >"$OUTDIR/attn-ncu-$cells-src.csv.gz"
-/usr/bin/env python3 - "$rep-src.csv" <<'PY'
-import collections, csv, re, sys
+CUO=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
+rm -rf /tmp/ncu/cubin && mkdir -p /tmp/ncu/cubin
+cubin=""
+if [ -n "$CUO" ] && (cd /tmp/ncu/cubin && "$CUO" -xelf all "$P" >/dev/null 2>&1); then
+    cubin=$(ls -S /tmp/ncu/cubin/*sm_90*.cubin 2>/dev/null | head -1)
+fi
+if [ -n "$cubin" ]; then
+    gzip -c "$cubin" >"$OUTDIR/attn-probe-sm_90.cubin.gz"
+    python3 scripts/ncu-lines.py "$cubin" "$rep-src.csv" --entry attn_level --skip 540 --lines 40
+else
+    echo "no sm_90 cubin out of $P (cuobjdump: ${CUO:-none}); the top SASS alone:"
+    python3 - "$rep-src.csv" <<'PY'
+import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="", errors="replace")))
 hi = next((i for i, r in enumerate(rows) if any(c.startswith("Warp Stall Sampling (All") for c in r)), None)
 if hi is None:
     sys.exit("no sampling column; first rows: " + repr(rows[:3])[:400])
-h = rows[hi]
-ix = {c: i for i, c in enumerate(h)}
-def num(r, c):
-    try: return float(r[ix[c]].replace(",", ""))
-    except (KeyError, ValueError, IndexError): return 0.0
-reasons = [c for c in h if c.startswith("stall_") and "Not Issued" not in c]
-addr = re.compile(r"^0x[0-9a-f]+$")
-cur, by_line, sass = "(before any line)", collections.OrderedDict(), []
-for r in rows[hi + 1:]:
-    if not r: continue
-    if not addr.match(r[0].strip()):
-        cur = " ".join(c.strip() for c in r[:2] if c.strip())[:110]
-        continue
-    a = by_line.setdefault(cur, collections.Counter())
-    a["samples"] += num(r, "Warp Stall Sampling (All Samples)")
-    a["exec"] += num(r, "Instructions Executed")
-    for c in reasons: a[c[6:]] += num(r, c)
-    sass.append((num(r, "Warp Stall Sampling (All Samples)"), r[1].strip()[:50], cur[:60]))
-tot = sum(a["samples"] for a in by_line.values()) or 1
-print(f"{tot:.0f} samples on {len(by_line)} source lines; the lines with the most:")
-for line, a in sorted(by_line.items(), key=lambda kv: -kv[1]["samples"])[:50]:
-    top = sorted(((v, k) for k, v in a.items() if k not in ("samples", "exec")), reverse=True)[:3]
-    print(f"{a['samples']:7.0f} {100 * a['samples'] / tot:5.1f}% x{a['exec']:<9.0f} {line} [{', '.join(f'{k} {v:.0f}' for v, k in top if v)}]")
-print("the SASS instructions with the most samples (and the line before them):")
-for n, ins, line in sorted(sass, reverse=True)[:30]:
-    print(f"{n:7.0f} {ins:50s} {line}")
+col = next(i for i, c in enumerate(rows[hi]) if c.startswith("Warp Stall Sampling (All"))
+def num(r):
+    try: return float(r[col].replace(",", ""))
+    except (ValueError, IndexError): return 0.0
+body = [r for r in rows[hi + 1:] if r and r[0].startswith("0x")]
+for r in sorted(body, key=num, reverse=True)[:30]:
+    print(f"{num(r):7.0f} {r[0]} {r[1].strip()[:60]}")
 PY
+fi
 echo "done: $(( $(date +%s) - t0 )) s"

@@ -4,8 +4,9 @@
     /usr/bin/python3 scripts/ncu-lines.py CUBIN SOURCE_CSV[.gz] [--entry NAME] [--lines N] [--skip HEX]
 
 SOURCE_CSV is `ncu --page source --csv --print-source sass` of one kernel (scripts/device-attn-ncu.sh
-writes attn-ncu-CELLS-src.csv.gz); CUBIN is the same kernel built here with -lineinfo (for the
-attention probe: nvcc with the probe's flags and `-cubin -arch=sm_90`, see docs/GPU.md). The ncu 2025.3
+writes attn-ncu-CELLS-src.csv.gz); CUBIN is that kernel's -lineinfo cubin: best the profiled
+binary's own (device-attn-ncu.sh takes it out with `cuobjdump -xelf` and runs this there), else
+one built here (nvcc with the probe's flags and `-cubin -arch=sm_90`; BENCHMARKS "gpu-next36"). The ncu 2025.3
 on the device gives the SASS of a -lineinfo build without its CUDA lines, so this maps each sampled
 address to a line through the cubin's .debug_line (scripts/sass-local.py's reader). A build here and
 the device's need not lay the functions out alike (gpu-next36: the same source gave callees a few

@@ -28,11 +28,11 @@
 // one-chunk level writes the attention row and its Q8A blocks (direct), the deeper one the chunk
 // rows the combine level reads (not run here). Build flags pass through (-DARBOR_MK_STAGE_TWICE=1
 // etc. act here as in the megakernel), except ARBOR_MK_K_EARLY's early K copies, which the
-// megakernel issues during the grid barrier's wait before the level: here every item copies its
-// K chunk whole, as the megakernel does with the switch off. ptxas gives the item's functions
-// about the megakernel's allocation (the same launch bound; sm_90 -O3: attn_chunk_cells<DenseCells> 100/344 bytes of
-// spill stores/loads here, 136/376 there; attn_scores_raw 32/48 and 32/36). It computes nothing
-// that anything uses: a measurement, not a lever.
+// megakernel issues during the grid barrier's wait before the level: here every item copies its K
+// chunk whole, as the megakernel does with the switch off. ptxas gives the item's functions about
+// the megakernel's allocation (the same launch bound; sm_90 -O3: attn_chunk_cells<DenseCells>
+// 100/344 bytes of spill stores/loads here, 136/376 there; attn_scores_raw 32/48 and 32/36). It
+// computes nothing that anything uses: a measurement, not a lever.
 #include "arbor_hip.hpp"
 #include "probe/probe_common.hpp"
 #include "mk_block_ops.hpp"

@@ -9,10 +9,11 @@ first untaken expert when that expert's probability is NaN; otherwise the warp's
 largest value, then the lowest id, found either by the two warp reductions on the float bits
 (NVIDIA) or by the shuffle tree (elsewhere). Both must equal the scan for every slot, the
 expert id and the probability's bits, with every lane agreeing, NaN patterns included; K runs
-from 1 to E in some cases. The ranks must equal the scan on every case without a NaN probability and
-where every probability is NaN (the softmax gives nothing in between). The old rounds (each lane's candidate by `v > best` with NaN kept, then the
-tree) are modelled too, and must fail on some NaN case, so the model can tell the two apart.
-Exit status 0 when every case agrees."""
+from 1 to E in some cases. The ranks must equal the scan on every case without a NaN
+probability and where every probability is NaN (the softmax gives nothing in between). The old
+rounds (each lane's candidate by `v > best` with NaN kept, then the tree) are modelled too, and
+must fail on some NaN case, so the model can tell the two apart. Exit status 0 when every case
+agrees."""
 import random
 import struct
 import sys
