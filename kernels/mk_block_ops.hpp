@@ -439,6 +439,62 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
     }
 }
 
+// l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
+// in order (one thread). ARBOR_MK_LSUM_V4: 16 cells a round as four 16-byte loads (e 16-byte
+// aligned), the next round's loads issued before this round's adds, so the loads' latency hides
+// under the chain of adds; the adds are the same, in the same order.
+// No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
+// With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
+// the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in
+// attn_chunk_cells, which nests the same assumes, is not known. Without it the default's PTX is
+// byte-identical and the spread's loads are still ld.shared. scripts/ptx-assume-check.sh
+// compares the PTX with and without the assumes and catches such deletions.
+__device__ inline float attn_chunk_l(const float* e, int n) {
+    float l = 0.0f;
+    int j = 0;
+#if ARBOR_MK_LSUM_V4
+    if ((reinterpret_cast<unsigned long long>(e) & 15) == 0 && n >= 16) {
+        const float4* e4 = reinterpret_cast<const float4*>(e);
+        float4 a0 = e4[0], a1 = e4[1], a2 = e4[2], a3 = e4[3];
+        for (; j + 16 <= n; j += 16) {
+            const float4 c[4] = {a0, a1, a2, a3};
+            if (j + 32 <= n) {
+                const int w = (j + 16) / 4;
+                a0 = e4[w], a1 = e4[w + 1], a2 = e4[w + 2], a3 = e4[w + 3];
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                l = num::add_rn(l, c[k].x);
+                l = num::add_rn(l, c[k].y);
+                l = num::add_rn(l, c[k].z);
+                l = num::add_rn(l, c[k].w);
+            }
+        }
+    }
+#endif
+    for (; j + 8 <= n; j += 8) {
+        float e8[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
+    }
+    for (; j < n; ++j) l = num::add_rn(l, e[j]);
+    return l;
+}
+
+#if ARBOR_MK_L_UNDER_V
+// Every head's l (attn_chunk_l) into ls, head h by lane h / 8 of warp 7 - h % 8: the heads of a
+// warp run in its lanes side by side, and a one-head item's sum runs in warp 7, which its o loop
+// leaves idle. Called by the whole workgroup while the first V piece is in flight (attn_o_write);
+// the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
+__device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    for (int h = lane * kMkBlockWarps + (kMkBlockWarps - 1 - warp); h < gh; h += kMkBlockThreads)
+        ls[h] = attn_chunk_l(sc + h * mkm::kChunk, n);
+}
+#endif
+
 // Step 4 and the write of attn_chunk_cells (below): what it hands over, and the o loop with HM
 // o registers a thread (HM at least its heads, ceil(gh / slices)).
 template <class Cells>
@@ -449,7 +505,8 @@ struct AttnOut {
     const Cells& cells;
     long long first;
     int n, h0, gh;  // gh: the item's rows (nt tokens' ghq heads each with ARBOR_MK_ATTN_TOKENS)
-    const float *sc, *ms, *ls;
+    const float *sc, *ms;
+    float* ls;  // l a head: attn_o_write writes it with ARBOR_MK_L_UNDER_V
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
@@ -482,7 +539,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const int n = a.n, gh = a.gh, h0 = a.h0;
     const float* sc = a.sc;
     const float* ms = a.ms;
-    const float* ls = a.ls;
+    float* ls = a.ls;  // written here with ARBOR_MK_L_UNDER_V (attn_chunk_ls)
     uint8_t* stage = a.stage;
     const long long stage_bytes = a.stage_bytes;
     const uint8_t* v0 = a.v0;
@@ -517,10 +574,18 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
+#if ARBOR_MK_L_UNDER_V
+            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
+#endif
             block_stage_wait();
         } else
 #endif
+        {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
+#if ARBOR_MK_L_UNDER_V
+            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);
+#endif
+        }
         __syncthreads();
         pc.mark(kPhAttnVStage);
         if (slice < slices) {
@@ -800,50 +865,6 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
     }
 }
 
-// l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
-// in order (one thread). ARBOR_MK_LSUM_V4: 16 cells a round as four 16-byte loads (e 16-byte
-// aligned), the next round's loads issued before this round's adds, so the loads' latency hides
-// under the chain of adds; the adds are the same, in the same order.
-// No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
-// With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
-// the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in
-// attn_chunk_cells, which nests the same assumes, is not known. Without it the default's PTX is
-// byte-identical and the spread's loads are still ld.shared. scripts/ptx-assume-check.sh
-// compares the PTX with and without the assumes and catches such deletions.
-__device__ inline float attn_chunk_l(const float* e, int n) {
-    float l = 0.0f;
-    int j = 0;
-#if ARBOR_MK_LSUM_V4
-    if ((reinterpret_cast<unsigned long long>(e) & 15) == 0 && n >= 16) {
-        const float4* e4 = reinterpret_cast<const float4*>(e);
-        float4 a0 = e4[0], a1 = e4[1], a2 = e4[2], a3 = e4[3];
-        for (; j + 16 <= n; j += 16) {
-            const float4 c[4] = {a0, a1, a2, a3};
-            if (j + 32 <= n) {
-                const int w = (j + 16) / 4;
-                a0 = e4[w], a1 = e4[w + 1], a2 = e4[w + 2], a3 = e4[w + 3];
-            }
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                l = num::add_rn(l, c[k].x);
-                l = num::add_rn(l, c[k].y);
-                l = num::add_rn(l, c[k].z);
-                l = num::add_rn(l, c[k].w);
-            }
-        }
-    }
-#endif
-    for (; j + 8 <= n; j += 8) {
-        float e8[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) e8[u] = e[j + u];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
-    }
-    for (; j < n; ++j) l = num::add_rn(l, e[j]);
-    return l;
-}
-
 #if ARBOR_MK_SOFTMAX_SPREAD
 // Step 3 of attn_chunk_cells for gh heads fewer than the workgroup's warps (a decode item's one,
 // two or four): each head's cells go to kMkBlockWarps / gh warps, not one, for the max and the
@@ -871,11 +892,17 @@ __device__ __noinline__ void attn_softmax_spread(float* sc, float* ms, float* ls
     for (int i = 1; i < wph; ++i)
         if (const float x = ls[h * wph + i]; x > m) m = x;
     for (int j = r; j < n; j += stride) e[j] = num::exp_f(num::sub_rn(e[j], m));
+#if ARBOR_MK_L_UNDER_V
+    // l comes after attn_o_write's first barrier (attn_chunk_ls), which also orders every
+    // warp's read of the maxima before ls is written.
+    if (r == 0) ms[h] = m;
+#else
     __syncthreads();  // every exponential is in place, and every warp has read the maxima
     if (r == 0) {
         ms[h] = m;
         ls[h] = attn_chunk_l(e, n);
     }
+#endif
 }
 #endif
 
@@ -1127,7 +1154,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         arbor_syncwarp();
         if (lane == 0) {
             ms[h] = m;
+#if !ARBOR_MK_L_UNDER_V
             ls[h] = attn_chunk_l(e, n);
+#endif
         }
     }
 

@@ -622,6 +622,18 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
 
+// ARBOR_MK_L_UNDER_V=1: an attention chunk's l (each head's sequential sum of its exponentials,
+// one thread a head) runs while the first V piece is in flight (attn_o_write, right after the
+// copy is asked for), not in the softmax step before it, so the rest of the workgroup no longer
+// waits on that chain of n adds before the V copy starts. Head h's thread is lane h / 8 of warp
+// 7 - h % 8: a one-head decode item's is in warp 7, which the o loop of one head (128 dims on
+// threads 0-127) leaves idle. The same adds in the same order, read after the same barrier:
+// the bits do not change. With ARBOR_MK_SOFTMAX_SPREAD the spread softmax also drops its second
+// barrier (its sums were what it waited for).
+#ifndef ARBOR_MK_L_UNDER_V
+#define ARBOR_MK_L_UNDER_V 0
+#endif
+
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
 // head: 229 cells, 29 rounds of 8 cells, each round's V and weight loads then its 8 dependent
 // multiply-adds) unrolls two rounds, so the compiler may issue the next round's loads before this
