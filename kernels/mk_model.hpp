@@ -630,8 +630,17 @@ constexpr long long kMkDownSplitTokens = 8;
 // threads 0-127) leaves idle. The same adds in the same order, read after the same barrier:
 // the bits do not change. With ARBOR_MK_SOFTMAX_SPREAD the spread softmax also drops its second
 // barrier (its sums were what it waited for).
+// On by default on NVIDIA since gpu-next37: exact (356/0, 25/0, and with ARBOR_GPU_KV_STREAM=1);
+// H100, against main in one call, three rounds: `moer` decode@229 -0.05 to -0.09 ms, qwen3-4b
+// -0.01 to -0.03, `moer` decode@16384 -0.09 to -0.14 (docs/BENCHMARKS.md "gpu-next37"). The probe
+// shows the sum is not hidden: the softmax phase 5.1 to 2.0 us, the V stage 3.3 to 5.3 (the sum
+// of 229 cells takes about 2 us more than the copy). AMD builds keep it off until measured there.
 #ifndef ARBOR_MK_L_UNDER_V
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_L_UNDER_V 1
+#else
 #define ARBOR_MK_L_UNDER_V 0
+#endif
 #endif
 
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
