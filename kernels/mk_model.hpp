@@ -643,6 +643,17 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
+// ARBOR_MK_FINISH_REGS=1: the Q/K/V finish item (a head's q/k norm, RoPE and store;
+// mk_qkv_finish) holds its head in registers, kMkFinishK elements a lane, and asks for the values,
+// norm weights and RoPE factors at once (mkm::head_finish_regs), where the in-place form made about
+// four round trips to memory (the norm's read and write, RoPE's, the copy's). The same operations
+// on the same values, so the bits do not change. A decode step's finish level is about 7 us (its
+// slowest item) on `moer` (gpu-next37's profile), for 36 warp items of a few hundred operations.
+#ifndef ARBOR_MK_FINISH_REGS
+#define ARBOR_MK_FINISH_REGS 0
+#endif
+constexpr int kMkFinishK = 8;  // head_finish_regs: heads of up to 256 dims
+
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
 // head: 229 cells, 29 rounds of 8 cells, each round's V and weight loads then its 8 dependent
 // multiply-adds) unrolls two rounds, so the compiler may issue the next round's loads before this
