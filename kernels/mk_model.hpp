@@ -635,6 +635,10 @@ constexpr long long kMkDownSplitTokens = 8;
 // -0.01 to -0.03, `moer` decode@16384 -0.09 to -0.14 (docs/BENCHMARKS.md "gpu-next37"). The probe
 // shows the sum is not hidden: the softmax phase 5.1 to 2.0 us, the V stage 3.3 to 5.3 (the sum
 // of 229 cells takes about 2 us more than the copy). AMD builds keep it off until measured there.
+// =2 (measurement): the sums run just before the first piece is asked for, not after; =3: the
+// warps that run them (the top gh, for items of fewer heads than warps) issue none of that
+// piece's copies, the other warps all of them (the sum's shared loads may wait behind its own
+// warp's, or its sub-partition's, cp.async issue).
 #ifndef ARBOR_MK_L_UNDER_V
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L_UNDER_V 1
