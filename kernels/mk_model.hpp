@@ -733,6 +733,9 @@ constexpr int kMkFinishK = 8;  // head_finish_regs: heads of up to 256 dims
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
 // next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: within noise on the H200
 // (gpu-next15, docs/BENCHMARKS.md).
+// =2: only in passes that do not stream their KV cells (P.kv_stream 0: the cells fit the L2 beside
+// the weights). gpu-next37 (H100, against main, three rounds): =1 `moer` decode@229 -0.08 to -0.17
+// ms but decode@16384 +0.01 to +0.15, where the streamed cells already fill the L2.
 #ifndef ARBOR_MK_L2_PREFETCH
 #define ARBOR_MK_L2_PREFETCH 0
 #endif

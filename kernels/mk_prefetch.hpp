@@ -41,6 +41,9 @@ __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int s
     if (item >= st.items) return;
     const MkModelStage& s = st.model;
     const MkPass& P = *s.pass;
+#if ARBOR_MK_L2_PREFETCH == 2
+    if (P.kv_stream) return;  // a pass whose KV cells outweigh the L2 keeps the L2 for them
+#endif
     if (op == kOpExpertDownAdd) {
         if (sub >= P.n_tokens * P.d.n_used) return;
     } else if (sub != 0 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn)) {
