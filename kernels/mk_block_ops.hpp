@@ -159,13 +159,10 @@ __device__ inline void cp_async16_hint(unsigned d, const void* src, unsigned lon
 // (block_stage_wait then does nothing). With ARBOR_MK_BULK_STAGE, `bulk` spans go by the copy
 // engine instead (mk_bulk_issue). With ARBOR_MK_KV_EVICT_FIRST, `evict_first` spans carry the L2
 // evict-first policy; a span both `bulk` and `evict_first` goes by cp.async with the policy.
-// nt < kMkBlockThreads: only threads 0 .. nt - 1 issue the cp.async copies (the others may do
-// other work meanwhile: ARBOR_MK_L_UNDER_V=3); the block still waits and syncs as a whole.
 __device__ inline void block_stage_async(void* dst, const void* src, long long bytes, bool bulk = false,
-                                         bool evict_first = false, int nt = kMkBlockThreads) {
+                                         bool evict_first = false) {
     (void)bulk;
     (void)evict_first;
-    (void)nt;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes) & 15) == 0) {
         const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -180,12 +177,13 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
         if (evict_first) {
             unsigned long long policy;
             asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-            for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += nt) cp_async16_hint(d + 16u * i, s + i, policy);
+            for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads)
+                cp_async16_hint(d + 16u * i, s + i, policy);
             asm volatile("cp.async.commit_group;\n" ::: "memory");
             return;
         }
 #endif
-        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += nt) cp_async16(d + 16u * i, s + i);
+        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         return;
     }
@@ -574,18 +572,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();  // (first piece: the exponentials of step 3 are complete)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-#if ARBOR_MK_L_UNDER_V == 2
-            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // before the piece is asked for
-#endif
-#if ARBOR_MK_L_UNDER_V == 3
-            // The warps that run the sums (the top gh) leave the copy to the others.
-            const int copy_threads = c0 == 0 && gh < kMkBlockWarps ? kMkBlockThreads - 32 * gh : kMkBlockThreads;
-#else
-            constexpr int copy_threads = kMkBlockThreads;
-#endif
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
-                              v_evict, copy_threads);
-#if ARBOR_MK_L_UNDER_V == 1 || ARBOR_MK_L_UNDER_V == 3
+                              v_evict);
+#if ARBOR_MK_L_UNDER_V
             if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();

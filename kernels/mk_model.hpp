@@ -635,10 +635,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // -0.01 to -0.03, `moer` decode@16384 -0.09 to -0.14 (docs/BENCHMARKS.md "gpu-next37"). The probe
 // shows the sum is not hidden: the softmax phase 5.1 to 2.0 us, the V stage 3.3 to 5.3 (the sum
 // of 229 cells takes about 2 us more than the copy). AMD builds keep it off until measured there.
-// =2 (measurement): the sums run just before the first piece is asked for, not after; =3: the
-// warps that run them (the top gh, for items of fewer heads than warps) issue none of that
-// piece's copies, the other warps all of them (the sum's shared loads may wait behind its own
-// warp's, or its sub-partition's, cp.async issue).
+// Two other placements measured no different in the probe (gpu-next37 call 6; commit cd3c03a has
+// them): the sums just before the piece is asked for, and the summing warps left out of its copy.
 #ifndef ARBOR_MK_L_UNDER_V
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L_UNDER_V 1
@@ -646,17 +644,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_L_UNDER_V 0
 #endif
 #endif
-
-// ARBOR_MK_FINISH_REGS=1: the Q/K/V finish item (a head's q/k norm, RoPE and store;
-// mk_qkv_finish) holds its head in registers, kMkFinishK elements a lane, and asks for the values,
-// norm weights and RoPE factors at once (mkm::head_finish_regs), where the in-place form made about
-// four round trips to memory (the norm's read and write, RoPE's, the copy's). The same operations
-// on the same values, so the bits do not change. A decode step's finish level is about 7 us (its
-// slowest item) on `moer` (gpu-next37's profile), for 36 warp items of a few hundred operations.
-#ifndef ARBOR_MK_FINISH_REGS
-#define ARBOR_MK_FINISH_REGS 0
-#endif
-constexpr int kMkFinishK = 8;  // head_finish_regs: heads of up to 256 dims
 
 // ARBOR_MK_RESID_EARLY=1: a lean matmul-add or expert-down item (the o projection, the dense
 // and expert down; mk_lean.hpp) reads the residual rows X it adds to before its dots, not after,

@@ -271,109 +271,6 @@ __device__ inline void head_store_cell(const MkPass& P, int layer, int kind, lon
     }
 }
 
-#if ARBOR_MK_FINISH_REGS
-// Whether head_finish_regs takes this model's heads: up to 8 elements a lane, and every RoPE
-// pair's partner in a place the lane can name (the same lane with NEOX pairs half a multiple of
-// 32 apart, lane ^ 1 with adjacent pairs, or k = 0 when the rotated dims fit one warp row).
-__device__ inline bool finish_regs_ok(const MkDims& d) {
-    const long long half = d.n_rot / 2;
-    return d.hd_k <= 32 * kMkFinishK && d.hd_v <= 32 * kMkFinishK && d.n_rot <= d.hd_k &&
-           (!d.rope_neox || half % 32 == 0 || d.n_rot <= 32);
-}
-
-// mk_qkv_finish's work on one head held in registers (lane: elements lane + 32k): the q/k norm
-// and RoPE of a Q (kind 0) or K (kind 1) head, then the store to q or the token's cell; a V head
-// (kind 2) goes to its cell as it is. The head's values, norm weights and RoPE factors are all
-// asked for at once, where the in-place form went to memory between its steps (the norm's read,
-// its write, RoPE's read and write, the copy's read: about four round trips). The same
-// operations on the same values: the sum of squares is warp_dot_lanes's lane chains (elements
-// lane, lane + 32, ... in order) and warp_combine; each element's scale, weight and rope_pair
-// are those of head_finish; a pair's two lanes compute it alone each and keep their own half.
-// Not inlined: its own registers.
-__device__ __noinline__ void head_finish_regs(const MkPass& P, const MkLayerW& L, int kind, long long head, long long t,
-                                              const float* src, int layer, int lane) {
-    const MkDims& d = P.d;
-    constexpr int K = kMkFinishK;
-    const int hd = static_cast<int>(kind == 2 ? d.hd_v : d.hd_k);
-    const bool norm = kind != 2 && d.qk_norm, rope = kind != 2;
-    const float* nw = kind == 0 ? L.q_norm : L.k_norm;
-    const int half = static_cast<int>(d.n_rot / 2);
-    const bool neox = d.rope_neox != 0;
-    const float* cs = P.rope + t * half * 2;
-    float v[K], w[K], c[K], sn[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int i = lane + 32 * k;
-        v[k] = i < hd ? src[i] : 0.0f;
-        w[k] = norm && i < hd ? nw[i] : 0.0f;
-        const int p = !rope || i >= 2 * half ? -1 : neox ? (i < half ? i : i - half) : i / 2;  // i's pair
-        c[k] = p >= 0 ? cs[2 * p] : 0.0f;
-        sn[k] = p >= 0 ? cs[2 * p + 1] : 0.0f;
-    }
-    if (norm) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (lane + 32 * k < hd) acc = fmaf(v[k], v[k], acc);
-        const float scale = num::rms_scale(bcast(warp_combine(acc)), hd, d.rms_eps);
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (lane + 32 * k < hd) v[k] = num::mul_rn(num::mul_rn(v[k], scale), w[k]);
-    }
-    if (rope) {
-        float pv[K];  // each element's partner in its pair
-        if (!neox) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) pv[k] = __shfl_xor(v[k], 1);
-        } else if (half % 32 == 0) {
-            const int dk = half / 32;
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int kp = lane + 32 * k < half ? k + dk : k - dk;
-                float x = 0.0f;
-#pragma unroll
-                for (int j = 0; j < K; ++j)
-                    if (j == kp) x = v[j];
-                pv[k] = x;
-            }
-        } else {  // n_rot <= 32: every pair in k = 0
-            pv[0] = __shfl(v[0], lane < half ? lane + half : lane - half);
-#pragma unroll
-            for (int k = 1; k < K; ++k) pv[k] = 0.0f;
-        }
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int i = lane + 32 * k;
-            if (i >= 2 * half) continue;
-            const bool first = neox ? i < half : (i & 1) == 0;
-            float a = first ? v[k] : pv[k], b = first ? pv[k] : v[k];
-            num::rope_pair(&a, &b, c[k], sn[k]);
-            v[k] = first ? a : b;
-        }
-    }
-    if (kind == 0) {
-        float* q = P.q + t * d.n_head * d.hd_k + head * d.hd_k;
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (lane + 32 * k < hd) q[lane + 32 * k] = v[k];
-        return;
-    }
-    uint8_t* cell = kv_cell(P, t, layer, head, P.pos[t], kind == 2);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int i = lane + 32 * k;
-        if (i >= hd) continue;
-        if (d.kv_elem_bytes == 4) {
-            reinterpret_cast<float*>(cell)[i] = v[k];
-        } else {
-            const uint16_t h = quant::blocks::f32_to_fp16(v[k]);
-            cell[2 * i] = static_cast<uint8_t>(h & 0xff);
-            cell[2 * i + 1] = static_cast<uint8_t>(h >> 8);
-        }
-    }
-}
-#endif
-
 }  // namespace mkm
 
 // Item hi * T + t: head hi of [Q heads | K heads | V heads] for token t.
@@ -386,12 +283,6 @@ __device__ inline void mk_qkv_finish(const MkPass& P, const MkModelStage& s, lon
     const int kind = hi < d.n_head ? 0 : hi < d.n_head + d.n_head_kv ? 1 : 2;
     const long long head = kind == 0 ? hi : kind == 1 ? hi - d.n_head : hi - d.n_head - d.n_head_kv;
     float* v = P.qkv + t * R + (kind == 0 ? head * d.hd_k : kind == 1 ? nq + head * d.hd_k : nq + nk + head * d.hd_v);
-#if ARBOR_MK_FINISH_REGS
-    if (mkm::finish_regs_ok(d)) {
-        mkm::head_finish_regs(P, L, kind, head, t, v, s.layer, lane);
-        return;
-    }
-#endif
     if (kind != 2) mkm::head_finish(P, L, kind, t, v, lane);
     if (kind == 0) {
         float* q = P.q + t * nq + head * d.hd_k;
