@@ -718,13 +718,21 @@ constexpr long long kMkDownSplitTokens = 8;
 
 // ARBOR_MK_L2_PREFETCH=1: while a workgroup waits at a grid barrier (every workgroup but the
 // last to arrive), each warp prefetches into the L2 the weight rows of its first items in the
-// next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). Off: within noise on the H200
+// next level's row-dot stages (mk_prefetch.hpp; NVIDIA only). =1 was within noise on the H200
 // (gpu-next15, docs/BENCHMARKS.md).
 // =2: only in passes that do not stream their KV cells (P.kv_stream 0: the cells fit the L2 beside
 // the weights). gpu-next37 (H100, against main, three rounds): =1 `moer` decode@229 -0.08 to -0.17
-// ms but decode@16384 +0.01 to +0.15, where the streamed cells already fill the L2.
+// ms but decode@16384 +0.01 to +0.15, where the streamed cells already fill the L2. =2 is on by
+// default on NVIDIA since gpu-next37: exact (356/0, 25/0, and with ARBOR_GPU_KV_STREAM=1); against
+// main in one call, three rounds: `moer` decode@229 -0.15 to -0.34 ms, qwen3-4b -0.04 to -0.09,
+// `moer` decode@16384 -0.07 to -0.36 and read50@16384 -1.0% (docs/BENCHMARKS.md "gpu-next37",
+// call 8). AMD builds: off (the bulk prefetch is sm_90's) until a gfx1151 form is measured.
 #ifndef ARBOR_MK_L2_PREFETCH
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_L2_PREFETCH 2
+#else
 #define ARBOR_MK_L2_PREFETCH 0
+#endif
 #endif
 
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
