@@ -569,7 +569,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
-        __syncthreads();  // (first piece: the exponentials of step 3 are complete)
+        __syncthreads();  // (first piece: the exponentials of step 3 are complete, and the spread
+                          // softmax's reads of the maxima in ls are done before attn_chunk_ls)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
@@ -880,7 +881,8 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
 #if ARBOR_MK_SOFTMAX_SPREAD
 // Step 3 of attn_chunk_cells for gh heads fewer than the workgroup's warps (a decode item's one,
 // two or four): each head's cells go to kMkBlockWarps / gh warps, not one, for the max and the
-// exponentials; one thread per head then runs l (attn_chunk_l). The workgroup calls it whole.
+// exponentials; one thread per head then runs l (attn_chunk_l; with ARBOR_MK_L_UNDER_V,
+// attn_o_write does). The workgroup calls it whole.
 // Every thread's max starts from e[0], as every lane's does in the one-warp form, so a NaN at
 // cell 0 gives a NaN max and a NaN elsewhere none, as in a sequential loop. The two forms may
 // differ only in the sign of a zero maximum, and nothing computed from m sees that sign: each
@@ -1021,7 +1023,8 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 //     trees with 31 shuffles: dot_lanes exactly, 8 instructions a dot where a thread's 32
 //     chains took about 400 (two shared-memory loads a multiply-add).
 //  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
-//     l over the cells in order.
+//     l over the cells in order (with ARBOR_MK_L_UNDER_V, NVIDIA's default: in step 4, while the
+//     first V piece is in flight).
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
 //     (one V element serves all of them); o stays in registers across pieces.
 //
@@ -1149,7 +1152,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         pc.mark(kPhAttnScores);
     }
 
-    // 3. max, exponentials and l per head
+    // 3. max, exponentials and l per head (l: in attn_o_write with ARBOR_MK_L_UNDER_V)
 #if ARBOR_MK_SOFTMAX_SPREAD
     if (gh < kMkBlockWarps && kMkBlockWarps % gh == 0) {
         attn_softmax_spread(sc, ms, ls, n, gh);

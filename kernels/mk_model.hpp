@@ -617,7 +617,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // gpu-next30 found it not exact (370 of 371 cases; the others, ARBOR_MK_LSUM_V4 and
 // ARBOR_MK_O_UNROLL2, exact): nvcc had deleted the sums (attn_chunk_l's shared-memory assume,
 // folded to false; see there). Fixed in the source, its PTX checked whole by
-// scripts/ptx-assume-check.sh; not yet run on a GPU.
+// scripts/ptx-assume-check.sh. Exact in gpu-next33 (with LSUM_V4 and O_UNROLL2, slower); with
+// ARBOR_MK_L_UNDER_V (one barrier fewer) timed in gpu-next37 (`sl`: between main and `lv`) but
+// its exactness not run in that form.
 #ifndef ARBOR_MK_SOFTMAX_SPREAD
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
@@ -652,7 +654,8 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_RESID_EARLY
 #define ARBOR_MK_RESID_EARLY 0
 #endif
-// ARBOR_MK_ATTN_QREG=1: a decode attention item that writes its rows directly (one chunk) and
+// ARBOR_MK_ATTN_QREG=1: an attention item that writes its rows directly (a pass whose tokens see
+// one chunk: decode at up to 256 cells, short prefills) and
 // their Q8A blocks quantizes each block in the warp that holds its 32 dims, from registers
 // (mkm::warp_quantize_value), where the workgroup waited at a barrier and read the row back
 // (mkb::block_quantize). The same quantization of the same values.
@@ -733,6 +736,9 @@ constexpr long long kMkDownSplitTokens = 8;
 #else
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
+#endif
+#if ARBOR_MK_L2_PREFETCH != 0 && ARBOR_MK_L2_PREFETCH != 1 && ARBOR_MK_L2_PREFETCH != 2
+#error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
 #endif
 
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k

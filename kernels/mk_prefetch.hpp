@@ -4,7 +4,8 @@
 // come from L2 instead of device memory when the level starts. Every row is prefetched by the
 // warp that will read it, once, so no byte is read from memory that the level would not read
 // anyway; a warp prefetches at most kMkPrefetchItems items a stage, which bounds what the L2 must
-// hold (an LM head's rows would not fit).
+// hold (an LM head's rows would not fit). With ARBOR_MK_L2_PREFETCH=2 (NVIDIA's default) a pass
+// that streams its KV cells (P.kv_stream) asks for nothing: its cells fill the L2.
 #pragma once
 
 #include "arbor_hip.hpp"
@@ -39,16 +40,17 @@ __device__ inline void mk_l2_prefetch(const void* p, unsigned long long bytes) {
 __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int sub) {
     const int op = st.op;
     if (item >= st.items) return;
+    // The op first: only a model row-dot stage's record is an MkModelStage (MkStage's union), so
+    // nothing reads a pass through any other stage's bytes (the counter programs' waits).
+    const bool down = op == kOpExpertDownAdd;
+    if (!down && (sub != 0 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn)))
+        return;
     const MkModelStage& s = st.model;
     const MkPass& P = *s.pass;
 #if ARBOR_MK_L2_PREFETCH == 2
     if (P.kv_stream) return;  // a pass whose KV cells outweigh the L2 keeps the L2 for them
 #endif
-    if (op == kOpExpertDownAdd) {
-        if (sub >= P.n_tokens * P.d.n_used) return;
-    } else if (sub != 0 || (op != kOpQkvDots && op != kOpMatMulAdd && op != kOpMatMulStore && op != kOpGatedFfn)) {
-        return;
-    }
+    if (down && sub >= P.n_tokens * P.d.n_used) return;
     const mkm::ItemRows r = mkm::item_rows(op, P, s, item, sub);
     if (!r.ok) return;  // (a hint only: never an address outside the tensor)
     if (r.w[1] == r.w[0]) {
