@@ -700,13 +700,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         pc.mark(kPhAttnO);
     }
-#if ARBOR_MK_ATTN_QREG
-    // A warp's lanes hold 32 adjacent dims of one head (tpr a multiple of 32), so each warp
-    // quantizes its own Q8A block from its registers: no barrier, no read back of the row.
-    const bool qreg = DP == 1 && s.direct && s.quantize_out && tpr % 32 == 0;
-#else
-    constexpr bool qreg = false;
-#endif
     if (slice < slices) {
         if (s.direct) {
             float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;
@@ -719,13 +712,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 // give, into +0 as the CPU's combine does).
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
 #pragma unroll
-                for (int p = 0; p < DP; ++p) {
-                    const float y = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
-                    out[h * hdv + dd + p] = y;
-                    if (qreg)  // (h is the warp's: every lane of the warp is here)
-                        mkm::warp_quantize_value(y, P.attq + (t * d.n_head * hdv + (g * group + h0 + h) * hdv + dd) / 32,
-                                                 static_cast<int>(threadIdx.x) & 31);
-                }
+                for (int p = 0; p < DP; ++p)
+                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -750,7 +738,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             }
         }
     }
-    if (s.direct && s.quantize_out && !qreg) {  // the span is whole Q8A blocks (attn_head_parts)
+    if (s.direct && s.quantize_out) {  // the span is whole Q8A blocks (attn_head_parts)
         __syncthreads();
         const long long at = t * d.n_head * hdv + (g * group + h0) * hdv, span = static_cast<long long>(gh) * hdv;
         mkb::block_quantize(P.att + at, span, P.attq + at / 32);

@@ -79,23 +79,6 @@ struct AddOut {  // X[r] += v
         for (int k = 0; k < G; ++k)
             if (const long long r = G * i + k; r < rows) x[r] = num::add_rn(x[r], v[k]);
     }
-#if ARBOR_MK_RESID_EARLY
-    // X's rows read before the item's dot (no other item writes them in this level), then added.
-    struct Pre {
-        float x[G];
-    };
-    __device__ Pre pre(long long i) const {
-        Pre p;
-#pragma unroll
-        for (int k = 0; k < G; ++k) p.x[k] = G * i + k < rows ? x[G * i + k] : 0.0f;
-        return p;
-    }
-    __device__ void operator()(long long i, const float* v, const Pre& p) const {
-#pragma unroll
-        for (int k = 0; k < G; ++k)
-            if (const long long r = G * i + k; r < rows) x[r] = num::add_rn(p.x[k], v[k]);
-    }
-#endif
 };
 template <int G>
 struct StoreOut {  // out[r]
@@ -121,14 +104,6 @@ __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwa
         const uint8_t* w[R];
         rows(i, w);
         float v[R];
-#if ARBOR_MK_RESID_EARLY
-        if constexpr (requires { out.pre(i); }) {
-            const auto pre = out.pre(i);  // (every lane: one broadcast load, no branch before the dot)
-            warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
-            if (lane == 0) out(i, v, pre);
-            continue;
-        }
-#endif
         warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
         if (lane == 0) out(i, v);
     }
@@ -147,10 +122,6 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
     if (lane < K) my_e = route[lane], my_w = route_w[lane];
     for (long long i = gwarp; i < items; i += warps) {
         const long long r = G * i;
-#if ARBOR_MK_RESID_EARLY
-        // X's rows read before the slots' dots (ARBOR_MK_RESID_EARLY; every lane, one broadcast load)
-        const float x0 = x[r], x1 = G == 2 && r + 1 < n_embd ? x[r + 1] : 0.0f;
-#endif
         float a0 = 0.0f, a1 = 0.0f;
         for (int k = 0; k < K; ++k) {
             const int e = __shfl(my_e, k);
@@ -166,15 +137,9 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
             }
         }
         if (lane == 0) {
-#if ARBOR_MK_RESID_EARLY
-            x[r] = num::add_rn(x0, a0);
-            if constexpr (G == 2)
-                if (r + 1 < n_embd) x[r + 1] = num::add_rn(x1, a1);
-#else
             x[r] = num::add_rn(x[r], a0);
             if constexpr (G == 2)
                 if (r + 1 < n_embd) x[r + 1] = num::add_rn(x[r + 1], a1);
-#endif
         }
     }
 }

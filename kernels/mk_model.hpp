@@ -647,22 +647,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #endif
 
-// ARBOR_MK_RESID_EARLY=1: a lean matmul-add or expert-down item (the o projection, the dense
-// and expert down; mk_lean.hpp) reads the residual rows X it adds to before its dots, not after,
-// so their round trip to the L2 is no longer the item's last step. Nothing else writes those rows
-// in the level; the same add of the same values, so the bits do not change.
-#ifndef ARBOR_MK_RESID_EARLY
-#define ARBOR_MK_RESID_EARLY 0
-#endif
-// ARBOR_MK_ATTN_QREG=1: an attention item that writes its rows directly (a pass whose tokens see
-// one chunk: decode at up to 256 cells, short prefills) and
-// their Q8A blocks quantizes each block in the warp that holds its 32 dims, from registers
-// (mkm::warp_quantize_value), where the workgroup waited at a barrier and read the row back
-// (mkb::block_quantize). The same quantization of the same values.
-#ifndef ARBOR_MK_ATTN_QREG
-#define ARBOR_MK_ATTN_QREG 0
-#endif
-
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
 // head: 229 cells, 29 rounds of 8 cells, each round's V and weight loads then its 8 dependent
 // multiply-adds) unrolls two rounds, so the compiler may issue the next round's loads before this

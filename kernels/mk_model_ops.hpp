@@ -46,11 +46,12 @@ __device__ inline float warp_dot_lanes(const float* a, const float* b, long long
     return bcast(warp_combine(acc));
 }
 
-// A Q8A block, lane-parallel: lane i holds element i (xi). amax is exact in any order
+// Q8A block b of a row, lane-parallel: lane i holds element i. amax is exact in any order
 // (NaN never compares greater, as in q8a_quantize32), each q is the same element formula, and
 // the integer sum is exact. (Eight blocks interleaved in one warp measured slower on the H200:
 // block_quantize.)
-__device__ inline void warp_quantize_value(float xi, BlockQ8A* q, int lane) {
+__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) {
+    const float xi = x[lane];
     float amax = fabsf(xi);
     if (!(amax == amax)) amax = 0.0f;
     for (int o = 16; o >= 1; o >>= 1) {
@@ -71,8 +72,6 @@ __device__ inline void warp_quantize_value(float xi, BlockQ8A* q, int lane) {
         q->sum = s;
     }
 }
-// The same for a block whose element `lane` is x[lane] in memory.
-__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) { warp_quantize_value(x[lane], q, lane); }
 
 // Q8A blocks of y[0..n) (n a multiple of 32) into q, one block after another, each
 // lane-parallel (interleaving them measured slower: block_quantize). Call after a syncwarp.
