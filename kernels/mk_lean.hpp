@@ -19,6 +19,9 @@
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
+#if ARBOR_MK_NEXT_PREFETCH
+#include "mk_prefetch.hpp"
+#endif
 
 namespace arbor::gpu {
 
@@ -103,6 +106,18 @@ __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwa
     for (long long i = i0 + ((gwarp - i0) % warps + warps) % warps; i < i1; i += warps) {
         const uint8_t* w[R];
         rows(i, w);
+#if ARBOR_MK_NEXT_PREFETCH
+        // The warp's next item's rows asked of the L2 a dot ahead (lane k: its row k).
+        if (const long long nx = i + warps; nx < i1 && lane < R) {
+            const uint8_t* wn[R];
+            rows(nx, wn);
+            const uint8_t* p = wn[0];
+#pragma unroll
+            for (int k = 1; k < R; ++k)
+                if (lane == k) p = wn[k];
+            mk_l2_prefetch(p, rows.rb);
+        }
+#endif
         float v[R];
         warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
         if (lane == 0) out(i, v);

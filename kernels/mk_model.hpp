@@ -724,6 +724,14 @@ constexpr long long kMkDownSplitTokens = 8;
 #if ARBOR_MK_L2_PREFETCH != 0 && ARBOR_MK_L2_PREFETCH != 1 && ARBOR_MK_L2_PREFETCH != 2
 #error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
 #endif
+// ARBOR_MK_NEXT_PREFETCH=1 (prepared in gpu-next37, not yet run): a lean row-dot stage's warp asks
+// the L2 for its next item's rows while it dots the current one (mkl::rows_loop; sm_90's bulk
+// prefetch). It reaches what ARBOR_MK_L2_PREFETCH does not: the expert gated FFN, whose routes its
+// own level's router-select prologue writes (three items a warp on `moer`), and the items past a
+// warp's second (qwen3-4b's gated FFN: up to five). The rows are the ones the next dot reads.
+#ifndef ARBOR_MK_NEXT_PREFETCH
+#define ARBOR_MK_NEXT_PREFETCH 0
+#endif
 
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
 // norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
