@@ -19,9 +19,6 @@
 #include "mk_dot.hpp"
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
-#if ARBOR_MK_NEXT_PREFETCH
-#include "mk_prefetch.hpp"
-#endif
 
 namespace arbor::gpu {
 
@@ -103,31 +100,6 @@ template <class Fmt, class Rows, class Out>
 __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwarp, long long warps, int lane,
                                        const quant::BlockQ8A* xq, long long n, Rows rows, Out out) {
     constexpr int R = Rows::kRows;
-#if ARBOR_MK_NEXT_PREFETCH
-    // The warp's next item's rows found and asked of the L2 a dot ahead (lane k: its row k), then
-    // dotted in the next round without being found again.
-    long long i = i0 + ((gwarp - i0) % warps + warps) % warps;
-    const uint8_t* w[R];
-    if (i < i1) rows(i, w);
-    for (; i < i1; i += warps) {
-        const uint8_t* wn[R];
-#pragma unroll
-        for (int k = 0; k < R; ++k) wn[k] = w[k];
-        if (const long long nx = i + warps; nx < i1) {
-            rows(nx, wn);
-            const uint8_t* p = wn[0];
-#pragma unroll
-            for (int k = 1; k < R; ++k)
-                if (lane == k) p = wn[k];
-            if (lane < R) mk_l2_prefetch(p, rows.rb);
-        }
-        float v[R];
-        warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
-        if (lane == 0) out(i, v);
-#pragma unroll
-        for (int k = 0; k < R; ++k) w[k] = wn[k];
-    }
-#else
     for (long long i = i0 + ((gwarp - i0) % warps + warps) % warps; i < i1; i += warps) {
         const uint8_t* w[R];
         rows(i, w);
@@ -135,7 +107,6 @@ __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwa
         warp_dot_quant_rows<Fmt, R>(w, xq, n, lane, v);
         if (lane == 0) out(i, v);
     }
-#endif
 }
 
 // The expert down of token 0 for this warp's items of G rows (row pairs, or single rows with

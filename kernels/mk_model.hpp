@@ -714,6 +714,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // main in one call, three rounds: `moer` decode@229 -0.15 to -0.34 ms, qwen3-4b -0.04 to -0.09,
 // `moer` decode@16384 -0.07 to -0.36 and read50@16384 -1.0% (docs/BENCHMARKS.md "gpu-next37",
 // call 8). AMD builds: off (the bulk prefetch is sm_90's) until a gfx1151 form is measured.
+// Prefetching a warp's later items' rows during the level itself (ARBOR_MK_NEXT_PREFETCH,
+// gpu-next38: a dot ahead, commit 4ca993f; or in one shot at the loop's start, by line or bulk
+// prefetches, branch commit 563bed8) lost in every form: `moer` decode@229 +0.3 ms (its expert
+// gated FFN level +2.3 us a layer), qwen3-4b +0.5, decode@16384 +0.7. Asked while the grid's
+// first items load their own rows, they slow those loads more than they speed the later ones.
 #ifndef ARBOR_MK_L2_PREFETCH
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L2_PREFETCH 2
@@ -723,14 +728,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #endif
 #if ARBOR_MK_L2_PREFETCH != 0 && ARBOR_MK_L2_PREFETCH != 1 && ARBOR_MK_L2_PREFETCH != 2
 #error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
-#endif
-// ARBOR_MK_NEXT_PREFETCH=1 (prepared in gpu-next37, not yet run): a lean row-dot stage's warp asks
-// the L2 for its next item's rows while it dots the current one (mkl::rows_loop; sm_90's bulk
-// prefetch). It reaches what ARBOR_MK_L2_PREFETCH does not: the expert gated FFN, whose routes its
-// own level's router-select prologue writes (three items a warp on `moer`), and the items past a
-// warp's second (qwen3-4b's gated FFN: up to five). The rows are the ones the next dot reads.
-#ifndef ARBOR_MK_NEXT_PREFETCH
-#define ARBOR_MK_NEXT_PREFETCH 0
 #endif
 
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
