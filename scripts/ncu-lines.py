@@ -39,6 +39,7 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--entry", default="", help="a text section whose name holds this (default: the largest)")
     ap.add_argument("--lines", type=int, default=40)
+    ap.add_argument("--functions", type=int, default=12, help="functions listed, each with its five largest stall reasons")
     ap.add_argument("--skip", default="0", help="leave out samples below this offset (hex)")
     a = ap.parse_args()
     elf = sl.Elf(a.cubin)
@@ -100,6 +101,7 @@ def main():
             print(f"unplaced: {sl.demangle(name)[:90]} ({best} of {len(pos)} marked instructions line up)")
     skip = int(a.skip, 16)
     per_fn = collections.Counter()
+    per_fn_why = collections.defaultdict(collections.Counter)
     per_line = collections.defaultdict(collections.Counter)
     total = unplaced = 0.0
     for off, (n, why) in samples.items():
@@ -116,14 +118,18 @@ def main():
         k = bisect.bisect_right(addrs, local) - 1
         where = f"{rows[k][1].split('/')[-1]}:{rows[k][2]}" if k >= 0 else "?"
         per_fn[name] += n
+        for reason, v in why.items():
+            per_fn_why[name][reason] += v
         c = per_line[where]
         c["samples"] += n
         for reason, v in why.items():
             c[reason] += v
     print(f"{total:.0f} samples, {unplaced:.0f} not placed; by function:")
     total = max(total, 1.0)
-    for name, n in per_fn.most_common(12):
+    for name, n in per_fn.most_common(a.functions):
+        top = sorted(((v, k) for k, v in per_fn_why[name].items()), reverse=True)[:5]
         print(f"{n:8.0f} {100 * n / total:5.1f}%  {sl.demangle(name)[:100]}")
+        print(f"{'':16}{', '.join(f'{k} {100 * v / max(n, 1):.0f}%' for v, k in top if v)}")
     print(f"\nby source line (the first {a.lines}; the largest stall reasons):")
     for where, c in sorted(per_line.items(), key=lambda kv: -kv[1]["samples"])[:a.lines]:
         top = sorted(((v, k) for k, v in c.items() if k != "samples"), reverse=True)[:3]
