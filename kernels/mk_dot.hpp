@@ -119,6 +119,14 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // ARBOR_MK_PACKED_SWITCH builds, whose ARBOR_GPU_PACKED=0 must reach sub_terms' byte-wise path.
 // AMD builds compile it with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from
 // 1532 to 1772 bytes); it stays off there until a gfx1151 run measures it.
+// ARBOR_MK_LUT_NIBBLES=1 (gpu-next38): the IQ4_XS wide form's codes by lut16_nibbles, both nibbles
+// of a word in one pass (16 operations for eight codes, where two lut16 calls take about 25; the
+// same table values). gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60% issue-bound
+// stalls (wait, selected, not selected, math), 25-30% memory.
+#ifndef ARBOR_MK_LUT_NIBBLES
+#define ARBOR_MK_LUT_NIBBLES 0
+#endif
+
 #ifndef ARBOR_MK_WIDE_LOADS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_PACKED_SWITCH
 #define ARBOR_MK_WIDE_LOADS 1
@@ -265,8 +273,12 @@ struct Wide<quant::blocks::IQ4_XS> {
         const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
+#if ARBOR_MK_LUT_NIBBLES
+            lut16_nibbles(w[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3, &p.q[j], &p.q[4 + j]);
+#else
             p.q[j] = lut16(w[j] & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
             p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+#endif
         }
         // iq4xs_scale: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
         p.k1 = static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;

@@ -123,7 +123,36 @@ __device__ __noinline__ void down_loop(long long items, long long gwarp, long lo
     for (long long i = gwarp; i < items; i += warps) {
         const long long r = G * i;
         float a0 = 0.0f, a1 = 0.0f;
-        for (int k = 0; k < K; ++k) {
+        int k = 0;
+#if ARBOR_MK_LEAN_DOWN_SLOTS > 1
+        // S slots at a time: their experts' rows and activations in one pass (S groups of G
+        // rows, warp_dot_quant_row_groups), each dot the bits it has alone; the chain below then
+        // takes them in slot order.
+        constexpr int S = ARBOR_MK_LEAN_DOWN_SLOTS;
+        for (; k + S <= K; k += S) {
+            const uint8_t* w[G * S];
+            const quant::BlockQ8A* xs[S];
+            float wk[S];
+#pragma unroll
+            for (int s = 0; s < S; ++s) {
+                const int e = __shfl(my_e, k + s);
+                wk[s] = __shfl(my_w, k + s);
+                w[s * G] = mkm::wrow(dw, r, e);
+                if constexpr (G == 2) w[s * G + 1] = mkm::wrow(dw, r + 1 < n_embd ? r + 1 : r, e);
+                xs[s] = heq + (k + s) * (nfe / 32);
+            }
+            float v[G * S];
+            warp_dot_quant_row_groups<Fmt, G * S, S>(w, xs, nfe, lane, v);
+            if (lane == 0) {
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    a0 = fmaf(wk[s], v[s * G], a0);
+                    if constexpr (G == 2) a1 = fmaf(wk[s], v[s * G + 1], a1);
+                }
+            }
+        }
+#endif
+        for (; k < K; ++k) {
             const int e = __shfl(my_e, k);
             const float wk = __shfl(my_w, k);
             const uint8_t* w[G];

@@ -538,6 +538,16 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_DOWN_SLOT_PAIRS
 #define ARBOR_MK_DOWN_SLOT_PAIRS 0
 #endif
+// ARBOR_MK_LEAN_DOWN_SLOTS=S (gpu-next38; 1 = off): the lean expert down (mkl::down_loop, a decode
+// step's) takes its token's slots S at a time, the S experts' rows and activations in one pass,
+// where each of the 8 slot dots waited for the one before (`moer`'s expert down level: 10-11 us a
+// layer). The same dots' bits and the same fmaf chain in slot order.
+#ifndef ARBOR_MK_LEAN_DOWN_SLOTS
+#define ARBOR_MK_LEAN_DOWN_SLOTS 1
+#endif
+#if ARBOR_MK_LEAN_DOWN_SLOTS != 1 && ARBOR_MK_LEAN_DOWN_SLOTS != 2 && ARBOR_MK_LEAN_DOWN_SLOTS != 4 && ARBOR_MK_LEAN_DOWN_SLOTS != 8
+#error "ARBOR_MK_LEAN_DOWN_SLOTS is 1, 2, 4 or 8"
+#endif
 
 // ARBOR_MK_ASYNC_STAGE=1: an attention chunk item whose whole chunk of f16 K rows fits the arena
 // raw (a decode step's items: up to 8 rows, 256 cells of 128 dims in 64 KiB) stages them in one
