@@ -119,12 +119,16 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // ARBOR_MK_PACKED_SWITCH builds, whose ARBOR_GPU_PACKED=0 must reach sub_terms' byte-wise path.
 // AMD builds compile it with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from
 // 1532 to 1772 bytes); it stays off there until a gfx1151 run measures it.
-// ARBOR_MK_LUT_NIBBLES=1 (gpu-next38): the IQ4_XS wide form's codes by lut16_nibbles, both nibbles
-// of a word in one pass (16 operations for eight codes, where two lut16 calls take about 25; the
-// same table values). gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60% issue-bound
-// stalls (wait, selected, not selected, math), 25-30% memory.
+// ARBOR_MK_LUT_NIBBLES=1 (gpu-next38, on by default; other targets than NVIDIA's take two lut16
+// calls inside lut16_nibbles, as before): the IQ4_XS wide form's codes by lut16_nibbles, both
+// nibbles of a word in one pass (16 operations for eight codes, where two lut16 calls take about
+// 25; the same table values, checked on all 2^32 words). gpu-next38's PC sampling put `moer`'s
+// IQ4_XS row dots at 60% issue-bound stalls (wait, selected, not selected, math), 25-30% memory.
+// Exact (356/0, 25/0); H100 against main in one call, three rounds: `moer` decode@229 -0.06 to
+// -0.10 ms alone, with ARBOR_MK_LEAN_DOWN_SLOTS=4 -0.12 to -0.19 and decode@16384 -0.10 to -0.13
+// (docs/BENCHMARKS.md "gpu-next38", call 6).
 #ifndef ARBOR_MK_LUT_NIBBLES
-#define ARBOR_MK_LUT_NIBBLES 0
+#define ARBOR_MK_LUT_NIBBLES 1
 #endif
 
 #ifndef ARBOR_MK_WIDE_LOADS

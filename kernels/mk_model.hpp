@@ -541,9 +541,17 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_LEAN_DOWN_SLOTS=S (gpu-next38; 1 = off): the lean expert down (mkl::down_loop, a decode
 // step's) takes its token's slots S at a time, the S experts' rows and activations in one pass,
 // where each of the 8 slot dots waited for the one before (`moer`'s expert down level: 10-11 us a
-// layer). The same dots' bits and the same fmaf chain in slot order.
+// layer). The same dots' bits and the same fmaf chain in slot order. S = 4 is NVIDIA's default
+// (where the lean dots are): exact (356/0, 25/0); H100, against main in one call, three rounds:
+// the expert down level -15 to -17% (497 to 416-425 us summed over `moer`'s 48 layers), `moer`
+// decode@229 -0.02 to -0.13 ms alone (calls 5-6), with ARBOR_MK_LUT_NIBBLES -0.12 to -0.19;
+// S = 2 took less off (docs/BENCHMARKS.md "gpu-next38").
 #ifndef ARBOR_MK_LEAN_DOWN_SLOTS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_LEAN_DOWN_SLOTS 4
+#else
 #define ARBOR_MK_LEAN_DOWN_SLOTS 1
+#endif
 #endif
 #if ARBOR_MK_LEAN_DOWN_SLOTS != 1 && ARBOR_MK_LEAN_DOWN_SLOTS != 2 && ARBOR_MK_LEAN_DOWN_SLOTS != 4 && ARBOR_MK_LEAN_DOWN_SLOTS != 8
 #error "ARBOR_MK_LEAN_DOWN_SLOTS is 1, 2, 4 or 8"
