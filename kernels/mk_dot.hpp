@@ -123,9 +123,9 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // calls inside lut16_nibbles, as before): the IQ4_XS wide form's codes by lut16_nibbles, both
 // nibbles of a word in one pass (16 operations for eight codes, where two lut16 calls take about
 // 25; the same table values, checked on all 2^32 words). gpu-next38's PC sampling put `moer`'s
-// IQ4_XS row dots at 60% issue-bound stalls (wait, selected, not selected, math), 25-30% memory.
-// Exact (356/0, 25/0); H100 against main in one call, three rounds: `moer` decode@229 -0.06 to
-// -0.10 ms alone, with ARBOR_MK_LEAN_DOWN_SLOTS=4 -0.12 to -0.19 and decode@16384 -0.10 to -0.13
+// IQ4_XS row dots at 60% issue-bound stalls (wait, selected, not selected, math), 25-32% memory.
+// Exact (356/0, 25/0); H100 against main in one call, three rounds: `moer` decode@229 -0.08 to
+// -0.10 ms alone, with ARBOR_MK_LEAN_DOWN_SLOTS=4 -0.12 to -0.20 and decode@16384 -0.10 to -0.13
 // (docs/BENCHMARKS.md "gpu-next38", call 6).
 #ifndef ARBOR_MK_LUT_NIBBLES
 #define ARBOR_MK_LUT_NIBBLES 1
@@ -308,8 +308,9 @@ __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb,
 // accumulator sees exactly the single-row sequence for its row and activation, but all R rows'
 // loads (and the S activations') are in flight together (the row dots are latency-bound).
 // Results valid in lane 0. Wide: the step's loads as wide words (above; formats with a packed
-// form). S = 2 slots' row pairs (R = 4) are a decode step's expert down (ARBOR_MK_DOWN_SLOT_PAIRS),
-// whose slots' experts and activations differ.
+// form). S slots' rows, G = R / S a slot, are a decode step's expert down, whose slots' experts and
+// activations differ: S = 2 slots' row pairs (R = 4) in the entry's (ARBOR_MK_DOWN_SLOT_PAIRS),
+// S = ARBOR_MK_LEAN_DOWN_SLOTS slots of one row or a pair (R up to 16) in mkl::down_loop's.
 template <class Fmt, int R, int S = 1, bool Wide = (ARBOR_MK_WIDE_LOADS != 0)>
 __device__ inline void warp_dot_quant_row_groups(const uint8_t* const* w, const quant::BlockQ8A* const* xq, long long n,
                                                  int lane, float* v) {

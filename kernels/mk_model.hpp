@@ -543,8 +543,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // where each of the 8 slot dots waited for the one before (`moer`'s expert down level: 10-11 us a
 // layer). The same dots' bits and the same fmaf chain in slot order. S = 4 is NVIDIA's default
 // (where the lean dots are): exact (356/0, 25/0); H100, against main in one call, three rounds:
-// the expert down level -15 to -17% (497 to 416-425 us summed over `moer`'s 48 layers), `moer`
-// decode@229 -0.02 to -0.13 ms alone (calls 5-6), with ARBOR_MK_LUT_NIBBLES -0.12 to -0.19;
+// the expert down level -15 to -17% (497-500 to 416-425 us summed over `moer`'s 48 layers), `moer`
+// decode@229 -0.02 to -0.13 ms alone (calls 5-6), with ARBOR_MK_LUT_NIBBLES -0.12 to -0.20;
 // S = 2 took less off (docs/BENCHMARKS.md "gpu-next38").
 #ifndef ARBOR_MK_LEAN_DOWN_SLOTS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)

@@ -6,15 +6,17 @@
 #   run(command="ARBOR_MKNCU_BUILD=mfix bash scripts/device-mk-ncu.sh", carry=[".carry/bin/mfix"])
 # ARBOR_MKNCU_SHAPES: the shapes (default "moer q4b"; scripts/device-shapes.sh), each at
 # decode@229; the profiled launch is the 11th (--launch-skip 10: past the context's prefill and
-# the first steps), kernel replay, clocks and caches left alone. Prints the kernel's stall reasons
+# the first steps), kernel replay, clocks and caches left alone; each profile may take
+# ARBOR_MKNCU_TIMEOUT s (default 240: call 4 of gpu-next38 took 385 s for two). Prints the kernel's stall reasons
 # and the 40 most sampled SASS instructions with their reasons; writes to $OUT, gzipped, the
-# source page (CSV) of each shape and the build's sm_90 cubin (cuobjdump -xelf), so that the
+# source page (CSV) of each shape and the build's sm_90 cubin (cuobjdump -xelf; the largest
+# sm_90 one, which is the megakernel's module), so that the
 # samples can be put on functions here (scripts/ncu-lines.py; a build without -lineinfo places
 # functions, not lines).
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/ncu
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1)
 [ -n "$NCU" ] || { echo "error: no ncu on this machine"; exit 2; }
 "$NCU" --version | tail -1
 b=${ARBOR_MKNCU_BUILD:-mfix}
@@ -30,7 +32,7 @@ CLI=/tmp/lr-$b/arbor-cli
 shapes=${ARBOR_MKNCU_SHAPES:-moer q4b}
 # shellcheck disable=SC2086
 make_shapes "$CLI" $shapes
-CUO=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
+CUO=$(command -v cuobjdump || ls -d /usr/local/cuda*/bin/cuobjdump 2>/dev/null | sort -V | tail -1)
 rm -rf /tmp/ncu/cubin-$b && mkdir -p /tmp/ncu/cubin-$b
 if [ -n "$CUO" ] && (cd /tmp/ncu/cubin-$b && "$CUO" -xelf all "$CLI" >/dev/null 2>&1); then
     cubin=$(ls -S /tmp/ncu/cubin-$b/*sm_90*.cubin 2>/dev/null | head -1)
@@ -42,14 +44,14 @@ for n in $shapes; do
     rep=/tmp/ncu/mk-$b-$n
     rm -f "$rep.ncu-rep"
     echo "== $b $n decode@229"
-    timeout 400 "$NCU" --clock-control none --cache-control none --target-processes all -k regex:megakernel \
+    timeout "${ARBOR_MKNCU_TIMEOUT:-240}" "$NCU" --clock-control none --cache-control none --target-processes all -k regex:megakernel \
         --launch-skip 10 --launch-count 1 --section WarpStateStats --section SourceCounters --section SchedulerStats \
         --warp-sampling-interval "${ARBOR_MKNCU_INTERVAL:-auto}" -f -o "$rep" \
         "$CLI" bench -m /tmp/arbor-shapes/$n.gguf --backend gpu --rows decode@229 --reps 1 --warmup 0 >"$rep.log" 2>&1 ||
         { echo "ncu failed (rc $?):"; grep -E "==ERROR==|==WARNING==|error" "$rep.log" | head -8; continue; }
     "$NCU" -i "$rep.ncu-rep" --page details >"$rep.txt" 2>&1
     grep -E "Duration|Warp Cycles Per|Issued Ipc|No Eligible|One or More|Active Warps" "$rep.txt" | head -10
-    "$NCU" -i "$rep.ncu-rep" --page raw --csv >"$rep-raw.csv" 2>&1
+    "$NCU" -i "$rep.ncu-rep" --page raw --csv >"$rep-raw.csv" 2>"$rep-raw.err"
     awk -F'","' 'NR == 1 {for (i = 1; i <= NF; i++) h[i] = $i; next}
         NR == 3 {for (i = 1; i <= NF; i++) if (h[i] ~ /issue_stalled_/ && h[i] !~ /not_issued/) {
             v = $i; gsub(/[",]/, "", v); print v, h[i] } }' "$rep-raw.csv" | sort -rn | head -16

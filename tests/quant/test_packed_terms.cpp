@@ -2,7 +2,8 @@
 // and tiles use) against each format's reference terms: for random blocks and activations,
 // including the extreme codes and activations, every sub-block's SubTerms must be identical
 // (the float fields bit for bit, the integer sums exactly). Runs the portable form of dot4 and
-// of the IQ4 table lookup; the GPU forms are checked by gpu_logits_exact on the device.
+// of the IQ4 table lookup, and lut16_nibbles's permutation form with prmt emulated; the GPU forms
+// are checked by gpu_logits_exact on the device.
 #include "quant/quant_blocks_packed.hpp"
 
 #include <QRandomGenerator>
@@ -146,6 +147,42 @@ private slots:
                 const uint32_t n = i | (j << 8) | (((i + j) & 15) << 16) | ((15 - i) << 24);
                 QCOMPARE(qb::lut16(n, t0, t1, t2, t3), n);  // the identity table returns the indices
             }
+    }
+
+    // lut16_nibbles's permutation form (the GPU's, with __byte_perm) run here with prmt emulated,
+    // against two lut16 calls: every 16-bit half of a word (each half is looked up on its own),
+    // then random words, with the IQ4_NL table (negative entries: a selector asking for the sign
+    // would show) and an identity table.
+    void lut16NibblesPermMatchesLut16() {
+        const auto prmt = [](uint32_t x, uint32_t y, uint32_t sel) {
+            const uint64_t v = (uint64_t(y) << 32) | x;
+            uint32_t r = 0;
+            for (int k = 0; k < 4; ++k) {
+                const uint32_t c = (sel >> (4 * k)) & 15u;
+                uint32_t b = uint32_t(v >> (8 * (c & 7u))) & 0xffu;
+                if (c & 8u) b = (b & 0x80u) ? 0xffu : 0u;
+                r |= b << (8 * k);
+            }
+            return r;
+        };
+        const uint32_t tabs[2][4] = {{qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3},
+                                     {0x03020100u, 0x07060504u, 0x0b0a0908u, 0x0f0e0d0cu}};
+        QRandomGenerator rng(38);
+        for (const auto& t : tabs) {
+            const auto check = [&](uint32_t w) {
+                uint32_t lo = 0, hi = 0;
+                qb::lut16_nibbles_perm(w, t[0], t[1], t[2], t[3], &lo, &hi, prmt);
+                return lo == qb::lut16(w & 0x0f0f0f0fu, t[0], t[1], t[2], t[3]) &&
+                       hi == qb::lut16((w >> 4) & 0x0f0f0f0fu, t[0], t[1], t[2], t[3]);
+            };
+            int bad = 0;
+            for (uint32_t h = 0; h < 0x10000u; ++h) {
+                const uint32_t other = rng.generate();
+                bad += !check(h | (other << 16)) + !check((h << 16) | (other & 0xffffu));
+            }
+            for (int i = 0; i < 1 << 20; ++i) bad += !check(rng.generate());
+            QCOMPARE(bad, 0);
+        }
     }
 
     void alignmentRule() {

@@ -77,25 +77,34 @@ ARBOR_HD inline uint32_t lut16(uint32_t n, uint32_t t0, uint32_t t1, uint32_t t2
 }
 
 // lut16 of both nibbles of each byte of w: *lo the table values of the low nibbles, *hi of the
-// high ones (lut16(w & 0x0f0f0f0f) and lut16((w >> 4) & 0x0f0f0f0f), byte for byte). On NVIDIA a
-// 16-bit half of w is four selectors as it stands (low nibble, high nibble, low, high): each is
-// looked up in both halves of the table with bit 3 cleared (set, it would ask for the byte's
-// sign), a third permutation takes per nibble the half its bit 3 names, and two more sort the
-// eight values into the low nibbles' word and the high nibbles' word: 16 operations for eight
-// codes where two lut16 calls and their nibble masks take about 25.
-ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3, uint32_t* lo,
-                                   uint32_t* hi) {
-#if defined(__CUDA_ARCH__)
+// high ones (lut16(w & 0x0f0f0f0f) and lut16((w >> 4) & 0x0f0f0f0f), byte for byte), by byte
+// permutations: perm(x, y, s) is PTX prmt's default mode (bytes 0-3 of x, 4-7 of y; a selector
+// nibble's bits 0-2 pick a byte, its bit 3 asks for the byte's sign; only s's low 16 bits count).
+// A 16-bit half of w is four selectors as it stands (low nibble, high nibble, low, high): each is
+// looked up in both halves of the table with bit 3 cleared, a third permutation takes per nibble
+// the half its bit 3 names, and two more sort the eight values into the low nibbles' word and the
+// high nibbles' word: 16 operations for eight codes where two lut16 calls and their nibble masks
+// take about 25. tests/quant/test_packed_terms.cpp runs this form on the host with an emulated prmt.
+template <class Perm>
+ARBOR_HD inline void lut16_nibbles_perm(uint32_t w, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3, uint32_t* lo,
+                                        uint32_t* hi, Perm perm) {
     uint32_t r[2];
     ARBOR_UNROLL
     for (int k = 0; k < 2; ++k) {
         const uint32_t n = w >> (16 * k);
         const uint32_t s = n & 0x7777u;
-        const uint32_t l = __byte_perm(t0, t1, s), h = __byte_perm(t2, t3, s);
-        r[k] = __byte_perm(l, h, 0x3210u | ((n & 0x8888u) >> 1));  // [a b a' b'] of this half
+        const uint32_t l = perm(t0, t1, s), h = perm(t2, t3, s);
+        r[k] = perm(l, h, 0x3210u | ((n & 0x8888u) >> 1));  // [a b a' b'] of this half
     }
-    *lo = __byte_perm(r[0], r[1], 0x6420u);
-    *hi = __byte_perm(r[0], r[1], 0x7531u);
+    *lo = perm(r[0], r[1], 0x6420u);
+    *hi = perm(r[0], r[1], 0x7531u);
+}
+
+// lut16_nibbles_perm on NVIDIA (__byte_perm is prmt); elsewhere the two lut16 calls.
+ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3, uint32_t* lo,
+                                   uint32_t* hi) {
+#if defined(__CUDA_ARCH__)
+    lut16_nibbles_perm(w, t0, t1, t2, t3, lo, hi, [](uint32_t x, uint32_t y, uint32_t s) { return __byte_perm(x, y, s); });
 #else
     *lo = lut16(w & 0x0f0f0f0fu, t0, t1, t2, t3);
     *hi = lut16((w >> 4) & 0x0f0f0f0fu, t0, t1, t2, t3);
