@@ -119,6 +119,14 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // ARBOR_MK_PACKED_SWITCH builds, whose ARBOR_GPU_PACKED=0 must reach sub_terms' byte-wise path.
 // AMD builds compile it with -DARBOR_MK_WIDE_LOADS=1 (gfx1151: the megakernel's scratch rises from
 // 1532 to 1772 bytes); it stays off there until a gfx1151 run measures it.
+#ifndef ARBOR_MK_WIDE_LOADS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_PACKED_SWITCH
+#define ARBOR_MK_WIDE_LOADS 1
+#else
+#define ARBOR_MK_WIDE_LOADS 0
+#endif
+#endif
+
 // ARBOR_MK_LUT_NIBBLES=1 (gpu-next38, on by default; other targets than NVIDIA's take two lut16
 // calls inside lut16_nibbles, as before): the IQ4_XS wide form's codes by lut16_nibbles, both
 // nibbles of a word in one pass (16 operations for eight codes, where two lut16 calls take about
@@ -129,14 +137,6 @@ __device__ inline quant::blocks::SubTerms sub_terms(const uint8_t* blk, int sb, 
 // (docs/BENCHMARKS.md "gpu-next38", call 6).
 #ifndef ARBOR_MK_LUT_NIBBLES
 #define ARBOR_MK_LUT_NIBBLES 1
-#endif
-
-#ifndef ARBOR_MK_WIDE_LOADS
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && !ARBOR_MK_PACKED_SWITCH
-#define ARBOR_MK_WIDE_LOADS 1
-#else
-#define ARBOR_MK_WIDE_LOADS 0
-#endif
 #endif
 
 // A Q8A block's fields from five 8-byte loads: every Q8A array starts 256-byte aligned (device

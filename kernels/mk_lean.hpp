@@ -10,7 +10,8 @@
 // warp_dot_quant_rows<Fmt, 2> that warp_dot_row2 calls (or <Fmt, 1>, warp_dot_row's, for the
 // single-row items of ARBOR_MK_LEAN_ROWS), with the same rows and outputs as
 // mk_qkv_dots, mk_matmul_add, mk_matmul_store, mk_gated_ffn, mk_expert_gated_ffn and
-// mk_expert_down_add for token 0.
+// mk_expert_down_add for token 0 (the expert down's slots S at a time through
+// warp_dot_quant_row_groups with ARBOR_MK_LEAN_DOWN_SLOTS, each row the single dot's sequence).
 // So the bits do not change. A lean stage records no item clocks and no expert-FFN phase marks
 // (a profile shows its stage times only).
 #pragma once
