@@ -53,7 +53,14 @@ struct TwinRows {
     long long nfe;
     __device__ void operator()(long long i, const uint8_t** w) const {
         unsigned long long off = static_cast<unsigned long long>(i) * rb;
+#if ARBOR_MK_LEAN_INDEX32
+        if (route) {  // (a one-token pass: i < n_used n_ff_exp, far below 2^32)
+            const unsigned u = static_cast<unsigned>(i), f = static_cast<unsigned>(nfe), pair = u / f;
+            off = static_cast<unsigned long long>(route[pair]) * mat + static_cast<unsigned long long>(u - pair * f) * rb;
+        }
+#else
         if (route) off = static_cast<unsigned long long>(route[i / nfe]) * mat + static_cast<unsigned long long>(i % nfe) * rb;
+#endif
         w[0] = a + off;
         w[1] = b + off;
     }
@@ -101,7 +108,15 @@ template <class Fmt, class Rows, class Out>
 __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwarp, long long warps, int lane,
                                        const quant::BlockQ8A* xq, long long n, Rows rows, Out out) {
     constexpr int R = Rows::kRows;
+#if ARBOR_MK_LEAN_INDEX32
+    // The warp's first item, (gwarp - i0) mod warps past i0, in 32-bit arithmetic (gwarp < warps,
+    // and a one-token pass's items and the grid's warps are far below 2^31).
+    const unsigned uw = static_cast<unsigned>(warps);
+    const long long start = i0 + static_cast<long long>((static_cast<unsigned>(gwarp) + uw - static_cast<unsigned>(i0) % uw) % uw);
+    for (long long i = start; i < i1; i += warps) {
+#else
     for (long long i = i0 + ((gwarp - i0) % warps + warps) % warps; i < i1; i += warps) {
+#endif
         const uint8_t* w[R];
         rows(i, w);
         float v[R];

@@ -748,6 +748,14 @@ constexpr long long kMkDownSplitTokens = 8;
 #error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
 #endif
 
+// ARBOR_MK_LEAN_INDEX32=1 (prepared in gpu-next38, off, not run): the lean loops' per-item index
+// arithmetic in 32 bits: the expert gated FFN's TwinRows (`i / nfe`, `i % nfe`) and rows_loop's
+// first item, where 64-bit division and remainder are library calls (gpu-next38's PC sampling:
+// `__cuda_sm20_rem_s64`, 0.4% of `moer`'s samples, inside the hot loops). The same rows.
+#ifndef ARBOR_MK_LEAN_INDEX32
+#define ARBOR_MK_LEAN_INDEX32 0
+#endif
+
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
 // norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
 // heads from the raw projection, and the items of the chunk holding the token's cell also finish
