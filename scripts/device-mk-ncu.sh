@@ -7,12 +7,10 @@
 # ARBOR_MKNCU_SHAPES: the shapes (default "moer q4b"; scripts/device-shapes.sh), each at
 # decode@229; the profiled launch is the 11th (--launch-skip 10: past the context's prefill and
 # the first steps), kernel replay, clocks and caches left alone; each profile may take
-# ARBOR_MKNCU_TIMEOUT s (default 240: call 4 of gpu-next38 took 385 s for two). Prints the kernel's stall reasons
-# and the 40 most sampled SASS instructions with their reasons; writes to $OUT, gzipped, the
-# source page (CSV) of each shape and the build's sm_90 cubin (cuobjdump -xelf; the largest
-# sm_90 one, which is the megakernel's module), so that the
-# samples can be put on functions here (scripts/ncu-lines.py; a build without -lineinfo places
-# functions, not lines).
+# ARBOR_MKNCU_TIMEOUT s (default 240: call 4 of gpu-next38 took 385 s for two). Prints the
+# kernel's stall reasons, then the samples by function with their largest stall reasons
+# (scripts/ncu-lines.py on the build's sm_90 cubin from cuobjdump -xelf: the largest sm_90 one,
+# the megakernel's module). Writes to $OUT, gzipped, each shape's source page (CSV) and the cubin.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/ncu
@@ -58,22 +56,12 @@ for n in $shapes; do
     "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass >"$rep-src.csv" 2>"$rep-src.err" ||
         { echo "source page failed:"; head -3 "$rep-src.err"; continue; }
     gzip -c "$rep-src.csv" >"$OUTDIR/mk-$b-$n-src.csv.gz"
-    /usr/bin/env python3 - "$rep-src.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="", errors="replace")))
-hi = next((i for i, r in enumerate(rows) if any(c.startswith("Warp Stall Sampling (All") for c in r)), None)
-if hi is None:
-    sys.exit("no sampling column; first rows: " + repr(rows[:3])[:400])
-h = rows[hi]
-col = next(i for i, c in enumerate(h) if c.startswith("Warp Stall Sampling (All"))
-print("columns:", " | ".join(h)[:1500])
-def num(r, c=col):
-    try: return float(r[c].replace(",", ""))
-    except (ValueError, IndexError): return 0.0
-body = [r for r in rows[hi + 1:] if r and r[0].startswith("0x")]
-tot = sum(num(r) for r in body)
-print(f"{len(body)} SASS rows, {tot:.0f} samples")
-for r in sorted(body, key=num, reverse=True)[:40]:
-    print(f"{num(r):7.0f} {r[0]} {r[1].strip()[:70]}")
-PY
+    # The samples by function, each with its largest stall reasons (the cubin places them; a
+    # build without -lineinfo has no source lines).
+    if [ -n "${cubin:-}" ]; then
+        python3 scripts/ncu-lines.py "$cubin" "$rep-src.csv" --entry megakernel --lines 0 --functions 16 2>&1 |
+            grep -v "^warning: the cubin has no .debug_line"
+    else
+        echo "no cubin: the source page came back for scripts/ncu-lines.py here"
+    fi
 done
