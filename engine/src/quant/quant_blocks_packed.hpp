@@ -131,21 +131,28 @@ ARBOR_HD inline int32_t dot32(const uint32_t* q, const int8_t* a) {
 // Nibble words: low nibbles of bytes 4j..4j+3 are elements 4j.., high nibbles elements 16+4j...
 // qs aligned to Align bytes (4, 2, or 1: byte loads).
 template <int Align>
-ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q) {
+ARBOR_HD inline uint32_t nibble_word(const uint8_t* qs, int j) {
     static_assert(Align == 1 || Align == 2 || Align == 4);
+    const uint8_t* p = qs + 4 * j;
+    return Align == 4 ? ld32_a4(p) : Align == 2 ? ld32_a2(p) : ld32(p);
+}
+
+template <int Align>
+ARBOR_HD inline void nibble_words(const uint8_t* qs, uint32_t* q) {
     ARBOR_UNROLL
     for (int j = 0; j < 4; ++j) {
-        const uint8_t* p = qs + 4 * j;
-        const uint32_t w = Align == 4 ? ld32_a4(p) : Align == 2 ? ld32_a2(p) : ld32(p);
+        const uint32_t w = nibble_word<Align>(qs, j);
         q[j] = w & 0x0f0f0f0fu;
         q[4 + j] = (w >> 4) & 0x0f0f0f0fu;
     }
 }
 
-// The eight nibble words of a sub-block through a grid (quant_blocks.hpp's kIq4nlW*, kMxfp4W*).
-ARBOR_HD inline void grid_words(uint32_t* q, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
+// The nibble words of a sub-block through a grid (quant_blocks.hpp's kIq4nlW*, kMxfp4W*): both
+// nibbles of each loaded word by lut16_nibbles (the values of lut16 on nibble_words' words).
+template <int Align>
+ARBOR_HD inline void grid_nibble_words(const uint8_t* qs, uint32_t* q, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
     ARBOR_UNROLL
-    for (int j = 0; j < 8; ++j) q[j] = lut16(q[j], t0, t1, t2, t3);
+    for (int j = 0; j < 4; ++j) lut16_nibbles(nibble_word<Align>(qs, j), t0, t1, t2, t3, &q[j], &q[4 + j]);
 }
 
 template <class Fmt>
@@ -272,8 +279,7 @@ struct Packed<IQ4_XS> {
     static constexpr int kAlign = 4;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int sb) {
         PackedSub p;
-        nibble_words<4>(b + 8 + 16 * sb, p.q);
-        grid_words(p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+        grid_nibble_words<4>(b + 8 + 16 * sb, p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         p.k1 = iq4xs_scale(b, sb) - 32;
         p.ws = fp16_to_f32(ld16(b));
         return p;
@@ -294,8 +300,7 @@ struct Packed<IQ4_NL> : ScaledDot {
     static constexpr int kAlign = 2;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
         PackedSub p;
-        nibble_words<2>(b + 2, p.q);
-        grid_words(p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+        grid_nibble_words<2>(b + 2, p.q, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
         p.ws = fp16_to_f32(ld16(b));
         return p;
     }
@@ -309,8 +314,7 @@ struct Packed<MXFP4> : ScaledDot {
     static constexpr int kAlign = 1;
     ARBOR_HD static PackedSub unpack(const uint8_t* b, int) {
         PackedSub p;
-        nibble_words<1>(b + 1, p.q);
-        grid_words(p.q, kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
+        grid_nibble_words<1>(b + 1, p.q, kMxfp4W0, kMxfp4W1, kMxfp4W2, kMxfp4W3);
         p.ws = e8m0_half_to_f32(b[0]);
         return p;
     }
