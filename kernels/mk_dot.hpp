@@ -193,16 +193,6 @@ __device__ inline void words32_a2(const uint8_t* p, uint32_t* q) {
     for (int j = 0; j < 8; ++j) q[j] = funnel(u[j], u[j + 1], s);
 }
 
-// ARBOR_MK_Q6_FOLD=1 (gpu-next39, off): Q6_K's wide unpack shifts each code word once, the
-// funnel shift that aligns it (words32_a2) and its field's shift together, where it took the
-// aligned word and then shifted it again: about two operations a word, 16 a row step. The bits
-// the masks keep are the same (the folded shift brings the next word's low bits into the top
-// of the word, which the masks drop). gpu-next39's `q6w` showed the Q6_K dots slower by its
-// added selects, so they answer to a row step's operations.
-#ifndef ARBOR_MK_Q6_FOLD
-#define ARBOR_MK_Q6_FOLD 0
-#endif
-
 template <class Fmt>
 struct Wide {
     static constexpr bool kHas = false;
@@ -259,29 +249,12 @@ struct Wide<quant::blocks::Q6_K> {
         using namespace quant::blocks;
         PackedSub p;
         const int h = sb / 4, k = sb % 4;
-        const int lshift = 4 * (k >> 1), hshift = 2 * k;
-#if ARBOR_MK_Q6_FOLD
-        // words32_a2's funnel shift and the field's shift as one (both within a word: s + 6 < 32).
-        const uint8_t* pl = b + 64 * h + 32 * (k & 1);
-        const uint8_t* ph = b + 128 + 32 * h;  // (the same address mod 4 as pl)
-        const unsigned long long al = reinterpret_cast<unsigned long long>(pl), ah = reinterpret_cast<unsigned long long>(ph);
-        const uint32_t* bl = reinterpret_cast<const uint32_t*>(al & ~3ull);
-        const uint32_t* bh = reinterpret_cast<const uint32_t*>(ah & ~3ull);
-        const unsigned s = static_cast<unsigned>(al & 3ull) * 8u;
-        uint32_t ul[9], uh[9];
-#pragma unroll
-        for (int j = 0; j < 9; ++j) ul[j] = wload(bl + j), uh[j] = wload(bh + j);
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            p.q[j] = (funnel(ul[j], ul[j + 1], s + lshift) & 0x0f0f0f0fu) |
-                     ((funnel(uh[j], uh[j + 1], s + hshift) & 0x03030303u) << 4);
-#else
         uint32_t ql[8], qh[8];
         words32_a2(b + 64 * h + 32 * (k & 1), ql);
         words32_a2(b + 128 + 32 * h, qh);
+        const int lshift = 4 * (k >> 1), hshift = 2 * k;
 #pragma unroll
         for (int j = 0; j < 8; ++j) p.q[j] = ((ql[j] >> lshift) & 0x0f0f0f0fu) | (((qh[j] >> hshift) & 0x03030303u) << 4);
-#endif
         const uint32_t sc = wload(reinterpret_cast<const uint16_t*>(b + 192 + 2 * sb));
         p.k1 = int8_t(uint8_t(sc & 0xffu));
         p.k2 = int8_t(uint8_t(sc >> 8));
