@@ -44,9 +44,6 @@ struct RunRows {
     }
 };
 // Row i of two matrices (gate: w[0], up: w[1]), or of expert e's (the expert FFN: i = pair n_ff_exp + r).
-// ARBOR_MK_LEAN_ROUTE_LANES: the expert FFN's routes are loaded once, lane k route k (prepare,
-// at the start of rows_loop), and each item takes its expert from its pair's lane by a shuffle,
-// where each item loaded route[pair] before its rows' addresses were known.
 struct TwinRows {
     static constexpr int kRows = 2;
     const uint8_t* a;
@@ -54,22 +51,12 @@ struct TwinRows {
     unsigned long long rb, mat;
     const int* route;  // null, or the routes (the expert FFN)
     long long nfe;
-    int n_routes = 0;  // the routes (n_used, at most 32: mk_lean_ok)
-    int my_route = 0;  // ARBOR_MK_LEAN_ROUTE_LANES: lane k's route[k]
-    __device__ void prepare(int lane) {
-        if (ARBOR_MK_LEAN_ROUTE_LANES && route && lane < n_routes) my_route = route[lane];
-    }
     __device__ void operator()(long long i, const uint8_t** w) const {
         unsigned long long off = static_cast<unsigned long long>(i) * rb;
 #if ARBOR_MK_LEAN_INDEX32
         if (route) {  // (a one-token pass: i < n_used n_ff_exp, far below 2^32)
             const unsigned u = static_cast<unsigned>(i), f = static_cast<unsigned>(nfe), pair = u / f;
-#if ARBOR_MK_LEAN_ROUTE_LANES
-            const int e = __shfl(my_route, static_cast<int>(pair));
-#else
-            const int e = route[pair];
-#endif
-            off = static_cast<unsigned long long>(e) * mat + static_cast<unsigned long long>(u - pair * f) * rb;
+            off = static_cast<unsigned long long>(route[pair]) * mat + static_cast<unsigned long long>(u - pair * f) * rb;
         }
 #else
         if (route) off = static_cast<unsigned long long>(route[i / nfe]) * mat + static_cast<unsigned long long>(i % nfe) * rb;
@@ -121,7 +108,6 @@ template <class Fmt, class Rows, class Out>
 __device__ __noinline__ void rows_loop(long long i0, long long i1, long long gwarp, long long warps, int lane,
                                        const quant::BlockQ8A* xq, long long n, Rows rows, Out out) {
     constexpr int R = Rows::kRows;
-    if constexpr (requires { rows.prepare(lane); }) rows.prepare(lane);
 #if ARBOR_MK_LEAN_INDEX32
     // The warp's first item, (gwarp - i0) mod warps past i0, in 32-bit arithmetic (gwarp < warps,
     // and a one-token pass's items and the grid's warps are far below 2^31).
@@ -277,7 +263,7 @@ __device__ inline bool mk_lean_ok(int op, const MkModelStage& s) {
                mkl::lean_type(mk_layer(P, s).down_exps.type);
     case kOpExpertGatedFfn: {
         const MkLayerW& L = mk_layer(P, s);
-        return (!ARBOR_MK_LEAN_ROUTE_LANES || P.d.n_used <= 32) && L.gate_exps.type == L.up_exps.type && L.gate_exps.row_bytes == L.up_exps.row_bytes &&
+        return L.gate_exps.type == L.up_exps.type && L.gate_exps.row_bytes == L.up_exps.row_bytes &&
                L.gate_exps.mat_bytes == L.up_exps.mat_bytes && mkl::lean_type(L.gate_exps.type);
     }
     default: return false;
@@ -366,7 +352,7 @@ __device__ __noinline__ void mk_lean_stage(int op, const MkModelStage& s, long l
         const MkLayerW& L = mk_layer(P, s);
         mkl::typed(L.gate_exps.type, 0, items, gwarp, warps, lane, P.xq, d.n_embd,
                    mkl::TwinRows{L.gate_exps.data, L.up_exps.data, L.gate_exps.row_bytes, L.gate_exps.mat_bytes, P.route_idx,
-                                 d.n_ff_exp, static_cast<int>(d.n_used)},
+                                 d.n_ff_exp},
                    mkl::GatedOut{P.he});
         break;
     }

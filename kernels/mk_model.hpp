@@ -760,17 +760,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LEAN_INDEX32 1
 #endif
 
-// ARBOR_MK_LEAN_ROUTE_LANES=1 (gpu-next39, off; needs ARBOR_MK_LEAN_INDEX32): the lean expert gated
-// FFN's routes loaded once a warp, lane k route k, and each item's expert taken from its pair's
-// lane by a shuffle (mkl::TwinRows), where each item's rows waited for a load of route[pair]
-// (`moer`: about three items a warp a layer). The same rows.
-#ifndef ARBOR_MK_LEAN_ROUTE_LANES
-#define ARBOR_MK_LEAN_ROUTE_LANES 0
-#endif
-#if ARBOR_MK_LEAN_ROUTE_LANES && !ARBOR_MK_LEAN_INDEX32
-#error "ARBOR_MK_LEAN_ROUTE_LANES needs ARBOR_MK_LEAN_INDEX32"
-#endif
-
 // ARBOR_MK_FOLD_FINISH=1: in a one-token pass of a dense-attention model the Q/K/V finish (q/k
 // norm, RoPE, the token's K/V cell) gets no level: each attention chunk item finishes its own q
 // heads from the raw projection, and the items of the chunk holding the token's cell also finish
