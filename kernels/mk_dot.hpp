@@ -284,12 +284,66 @@ struct Wide<quant::blocks::IQ4_XS> {
             p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
 #endif
         }
-        // iq4xs_scale: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
-        p.k1 = static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;
+        p.k1 = k1(hd, sb);
         p.ws = fp16_to_f32(hd.x & 0xffffu);
         return p;
     }
+    // iq4xs_scale - 32: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
+    __device__ static int k1(uint2 hd, int sb) {
+        return static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;
+    }
 };
+
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+// PTX prmt.b32 in its default mode, sign replication included (quant::blocks::iq4nl_two_dots).
+__device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(s));
+    return r;
+}
+#endif
+
+// ARBOR_MK_IQ4_TWO_DOTS=1 (gpu-next39, on by default on NVIDIA; elsewhere prmt's sign mode is not
+// there): an IQ4_XS or IQ4_NL sub-block's integer sum by quant::blocks::iq4nl_two_dots from the
+// code words, where the wide form wrote out the table values (lut16_nibbles) and dotted them
+// (dot32): per code word one xor, two shifts, four permutations and four dp4a, for 16 operations
+// and two dp4a; the activations' eight permutations a step are shared by the rows of a pass
+// (common subexpressions). gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60%
+// issue-bound stalls. The same k1, ws and integer sum, so the same terms: exact (356/0, 25/0, also
+// with ARBOR_GPU_KV_STREAM=1 and ARBOR_GPU_LEAN_ROWS=2). H100 against main in one call, three
+// rounds: `moer` decode@229 -0.09 to -0.14 ms (expert gated FFN level 548 to 491 us summed over the
+// layers, Q/K/V dots 401 to 360, expert down 397 to 376, o projection 281 to 266), decode@16384
+// -0.02 to -0.10; qwen3-4b with every matrix IQ4_NL -0.19 to -0.23 (docs/BENCHMARKS.md
+// "gpu-next39", call 7).
+#ifndef ARBOR_MK_IQ4_TWO_DOTS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_IQ4_TWO_DOTS 1
+#else
+#define ARBOR_MK_IQ4_TWO_DOTS 0
+#endif
+#endif
+#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
+// IQ4_XS from the wide words (Wide<IQ4_XS>'s loads).
+__device__ inline quant::blocks::SubTerms iq4xs_two_dot_terms(const uint8_t* b, int sb, const uint32_t* a) {
+    using namespace quant::blocks;
+    const uint2 hd = wload(reinterpret_cast<const uint2*>(b));
+    const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
+    const uint2 c0 = wload(qs), c1 = wload(qs + 1);
+    const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
+    const int32_t s = iq4nl_two_dots(w, a, prmt_b32, [](uint32_t u, uint32_t v, int32_t acc) { return dot4(u, v, acc); });
+    return {fp16_to_f32(hd.x & 0xffffu), Wide<IQ4_XS>::k1(hd, sb) * s, 0.0f, 0};
+}
+// IQ4_NL (18-byte blocks, 2-byte aligned; where the packed grids are on): the same dots from the
+// four code words at b + 2, the scale at b.
+__device__ inline quant::blocks::SubTerms iq4nl_two_dot_terms(const uint8_t* b, const uint32_t* a) {
+    using namespace quant::blocks;
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = ld32_a2(b + 2 + 4 * j);
+    const int32_t s = iq4nl_two_dots(w, a, prmt_b32, [](uint32_t u, uint32_t v, int32_t acc) { return dot4(u, v, acc); });
+    return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
+}
+#endif
 
 }  // namespace mkw
 
@@ -299,6 +353,11 @@ template <class Fmt>
 __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x) {
     using namespace quant::blocks;
     const int8_t* a = reinterpret_cast<const int8_t*>(x.q);
+#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
+    if constexpr (std::is_same_v<Fmt, IQ4_XS>) return mkw::iq4xs_two_dot_terms(blk, sb, x.q);
+    else if constexpr (std::is_same_v<Fmt, IQ4_NL> && kPackedGrids) return mkw::iq4nl_two_dot_terms(blk, x.q);
+    else
+#endif
     if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
     else return packed_terms<Fmt>(blk, sb, a, x.sum);
 }

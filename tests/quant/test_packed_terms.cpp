@@ -185,6 +185,40 @@ private slots:
         }
     }
 
+    // iq4nl_two_dots (the GPU's ARBOR_MK_IQ4_TWO_DOTS) with an emulated prmt against dot32 on
+    // the table values that lut16 writes out.
+    void iq4nlTwoDotsMatchesDot32() {
+        const auto prmt = [](uint32_t x, uint32_t y, uint32_t sel) {
+            const uint64_t v = (uint64_t(y) << 32) | x;
+            uint32_t r = 0;
+            for (int k = 0; k < 4; ++k) {
+                const uint32_t c = (sel >> (4 * k)) & 15u;
+                uint32_t b = uint32_t(v >> (8 * (c & 7u))) & 0xffu;
+                if (c & 8u) b = (b & 0x80u) ? 0xffu : 0u;
+                r |= b << (8 * k);
+            }
+            return r;
+        };
+        const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return qb::dot4(u, v, acc); };
+        QRandomGenerator rng(39);
+        int bad = 0;
+        for (int i = 0; i < 1 << 18; ++i) {
+            uint32_t w[4], a[8], q[8];
+            for (auto& x : w) x = rng.generate();
+            for (auto& x : a) x = rng.generate();
+            if (i < 16) {  // every code in every position, against extreme activations
+                for (auto& x : w) x = 0x11111111u * uint32_t(i);
+                for (auto& x : a) x = i % 2 ? 0x80808080u : 0x7f7f7f7fu;
+            }
+            for (int j = 0; j < 4; ++j) {
+                q[j] = qb::lut16(w[j] & 0x0f0f0f0fu, qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3);
+                q[4 + j] = qb::lut16((w[j] >> 4) & 0x0f0f0f0fu, qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3);
+            }
+            bad += qb::iq4nl_two_dots(w, a, prmt, dot) != qb::dot32(q, reinterpret_cast<const int8_t*>(a));
+        }
+        QCOMPARE(bad, 0);
+    }
+
     void alignmentRule() {
         alignas(16) uint8_t buf[32] = {};
         QVERIFY(qb::packed_aligned<qb::Q4_K>(buf));

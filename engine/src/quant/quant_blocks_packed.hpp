@@ -111,6 +111,35 @@ ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_
 #endif
 }
 
+// The dot of one sub-block's IQ4_NL grid values with its 32 activations, straight from the code
+// words (w: four words, the 16 code bytes; a: the eight activation words), with no table value
+// written out: two signed byte dots a code. perm(x, y, s) is PTX prmt's default mode, with bit 3
+// of a selector nibble asking for the selected byte's sign replicated (0xff or 0x00). The grid's
+// first eight values are negative and its last eight positive, so with the code c as its selector,
+// perm(t0, t1, c) is the value for c < 8 and -1 for c >= 8; and perm(u2, u3, c ^ 8), u the last
+// eight values plus one, is 0 for c < 8 and the value plus one for c >= 8. The two sum to the
+// value for every c. A 16-bit half of a code word holds four selectors as it stands (elements
+// 4j, 16 + 4j, 4j + 1, 17 + 4j for the low half of word j), so the activations are taken in that
+// order (two byte permutations a word). Per code word: one xor, two shifts, four permutations
+// and four dots, where lut16_nibbles and dot32 take 16 operations and two dots; the activations'
+// eight permutations are shared by every row dotted against them. The sum is dot32's on the
+// table's values (the same integer terms; two partial sums, added at the end).
+constexpr uint32_t kIq4nlU2 = kIq4nlW2 + 0x01010101u, kIq4nlU3 = kIq4nlW3 + 0x01010101u;  // no byte carries
+template <class Perm, class Dot>
+ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm, Dot dot) {
+    int32_t s0 = 0, s1 = 0;
+    ARBOR_UNROLL
+    for (int j = 0; j < 4; ++j) {
+        const uint32_t x = w[j] ^ 0x88888888u;
+        const uint32_t a0 = perm(a[j], a[4 + j], 0x5140u), a1 = perm(a[j], a[4 + j], 0x7362u);
+        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j]), a0, s0);
+        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x), a0, s1);
+        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j] >> 16), a1, s0);
+        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x >> 16), a1, s1);
+    }
+    return s0 + s1;
+}
+
 // One sub-block's weights unpacked once, to be applied to any number of activation blocks
 // (the prefill tiles apply each to every token of the tile): the 32 codes as bytes, four to a
 // word, in element order (any offset the format subtracts is applied by apply()), the float
