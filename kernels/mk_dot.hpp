@@ -237,40 +237,6 @@ struct Wide<quant::blocks::Q5_K> {
     __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) { return k4_wide<48, true>(b, sb); }
 };
 
-// ARBOR_MK_K4_MASK_DOT=1 (gpu-next39, off; NVIDIA): a Q4_K sub-block's integer sum from its code
-// words masked in place, where the wide form shifted the high nibbles down first: the lanes of odd
-// sub-blocks dot (w & 0xf0f0f0f0) as unsigned bytes (dp4a.u32.s32), 16 times each code, and
-// shift the sum back down by 4, which is exact (every term is a multiple of 16). One operation a
-// word instead of two (the shift is a lane's own, so every lane ran both), and one shift a step.
-// The same k1, k2, ws, wm and integer sum, so the same terms.
-#ifndef ARBOR_MK_K4_MASK_DOT
-#define ARBOR_MK_K4_MASK_DOT 0
-#endif
-#if ARBOR_MK_K4_MASK_DOT && defined(ARBOR_GPU_VENDOR_NVIDIA)
-// acc + the four products of a's unsigned bytes and b's signed bytes.
-__device__ inline int32_t dp4a_us(uint32_t a, uint32_t b, int32_t acc) {
-    int32_t d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(acc));
-    return d;
-}
-__device__ inline quant::blocks::SubTerms k4_mask_terms(const uint8_t* b, int sb, const uint32_t* a, int32_t asum) {
-    using namespace quant::blocks;
-    const uint4 h = wload(reinterpret_cast<const uint4*>(b));
-    const uint4* qs = reinterpret_cast<const uint4*>(b + 16 + 32 * (sb / 2));
-    const uint4 q0 = wload(qs), q1 = wload(qs + 1);
-    int k1, k2;
-    k4_scale_min_w(h.y, h.z, h.w, sb, &k1, &k2);
-    const uint32_t w[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
-    const int shift = 4 * (sb % 2);
-    const uint32_t mask = 0x0f0f0f0fu << shift;
-    int32_t s = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) s = dp4a_us(w[j] & mask, a[j], s);
-    s >>= shift;  // (an arithmetic shift of a multiple of 1 << shift: exact)
-    return {fp16_to_f32(h.x & 0xffffu), k1 * s, -fp16_to_f32(h.x >> 16), k2 * asum};
-}
-#endif
-
 // Q6_K (210-byte blocks, 2-byte aligned): ql and qh as 9 aligned words each, the two sub-scales as
 // one 2-byte load. The extra bytes words32_a2 reads lie inside the tensor: after ql and qh, at
 // most up to byte 195 of the block (its scales start at 192); before a block that starts 2 bytes
@@ -390,10 +356,6 @@ __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb,
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
     if constexpr (std::is_same_v<Fmt, IQ4_XS>) return mkw::iq4xs_two_dot_terms(blk, sb, x.q);
     else if constexpr (std::is_same_v<Fmt, IQ4_NL> && kPackedGrids) return mkw::iq4nl_two_dot_terms(blk, x.q);
-    else
-#endif
-#if ARBOR_MK_K4_MASK_DOT && defined(ARBOR_GPU_VENDOR_NVIDIA)
-    if constexpr (std::is_same_v<Fmt, Q4_K>) return mkw::k4_mask_terms(blk, sb, x.q, x.sum);
     else
 #endif
     if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
