@@ -304,17 +304,19 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 #endif
 
 // ARBOR_MK_IQ4_TWO_DOTS=1 (gpu-next39, on by default on NVIDIA; elsewhere prmt's sign mode is not
-// there): an IQ4_XS or IQ4_NL sub-block's integer sum by quant::blocks::iq4nl_two_dots from the
-// code words, where the wide form wrote out the table values (lut16_nibbles) and dotted them
-// (dot32): per code word one xor, two shifts, four permutations and four dp4a, for 16 operations
-// and two dp4a; the activations' eight permutations a step are shared by the rows of a pass
-// (common subexpressions). gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60%
-// issue-bound stalls. The same k1, ws and integer sum, so the same terms: exact (356/0, 25/0, also
-// with ARBOR_GPU_KV_STREAM=1 and ARBOR_GPU_LEAN_ROWS=2). H100 against main in one call, three
-// rounds: `moer` decode@229 -0.09 to -0.14 ms (expert gated FFN level 548 to 491 us summed over the
-// layers, Q/K/V dots 401 to 360, expert down 397 to 376, o projection 281 to 266), decode@16384
-// -0.02 to -0.10; qwen3-4b with every matrix IQ4_NL -0.19 to -0.23 (docs/BENCHMARKS.md
-// "gpu-next39", call 7).
+// there): in wide_terms (the decode row dots), an IQ4_XS or IQ4_NL sub-block's integer sum by
+// quant::blocks::iq4nl_two_dots from the code words, where the wide form wrote out the table
+// values (lut16_nibbles) and dotted them (dot32): per code word one xor, two shifts, four
+// permutations and four dp4a, for about 17 operations and two dp4a; the activations' eight
+// permutations a step are shared by the rows of a pass (common subexpressions). (IQ4_XS rows
+// against several activations, warp_dot_quant_rows_acts, still unpack once by lut16_nibbles.)
+// gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60% issue-bound stalls. The same k1, ws
+// and integer sum, so the same terms: exact (356/0, 25/0, also with ARBOR_GPU_KV_STREAM=1 and
+// ARBOR_GPU_LEAN_ROWS=2; call 8). H100 against main in one call, three rounds (call 7): `moer`
+// decode@229 -0.09 to -0.14 ms (expert gated FFN level 548 to 491 us summed over the layers, Q/K/V
+// dots 401 to 360, expert down 397 to 376, o projection 281 to 266), decode@16384 -0.02 to -0.10;
+// qwen3-4b with every matrix IQ4_NL -0.14 to -0.23 against a build with `grid_nibble_words`
+// (docs/BENCHMARKS.md "gpu-next39").
 #ifndef ARBOR_MK_IQ4_TWO_DOTS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_IQ4_TWO_DOTS 1
@@ -348,7 +350,8 @@ __device__ inline quant::blocks::SubTerms iq4nl_two_dot_terms(const uint8_t* b, 
 }  // namespace mkw
 
 // Packed<Fmt>'s terms of sub-block sb, from wide words where mkw::Wide<Fmt> has a form (else
-// Packed<Fmt> on the activation's words).
+// Packed<Fmt> on the activation's words); IQ4_XS and IQ4_NL by their two dots where
+// ARBOR_MK_IQ4_TWO_DOTS is on (the same terms).
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x) {
     using namespace quant::blocks;

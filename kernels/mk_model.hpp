@@ -752,10 +752,10 @@ constexpr long long kMkDownSplitTokens = 8;
 // per-item index arithmetic in 32 bits: the expert gated FFN's TwinRows (`i / nfe`, `i % nfe`) and
 // rows_loop's first item, where 64-bit division and remainder are library calls (gpu-next38's PC
 // sampling: `__cuda_sm20_rem_s64`, 0.4% of `moer`'s samples, inside the hot loops). The same rows.
-// Exact (356/0, 25/0); H100 against main in one call, three rounds: `moer` decode@229 -0.00 to
-// -0.12 ms (its Q/K/V dots level 437 to 393 us summed over the layers), qwen3-4b -0.04 to -0.05,
-// `moer` decode@16384 -0.00 to -0.04 (docs/BENCHMARKS.md "gpu-next39", call 1). Only the lean
-// loops take it, and only NVIDIA builds have those.
+// Exact (356/0, 25/0; call 2); H100 against main in one call, three rounds (call 1): `moer`
+// decode@229 -0.00 to -0.12 ms (its Q/K/V dots level 437 to 393 us summed over the layers),
+// qwen3-4b -0.04 to -0.05, `moer` decode@16384 -0.00 to -0.04 (docs/BENCHMARKS.md "gpu-next39").
+// Only the lean loops take it, which by default only NVIDIA builds have.
 #ifndef ARBOR_MK_LEAN_INDEX32
 #define ARBOR_MK_LEAN_INDEX32 1
 #endif

@@ -2,7 +2,8 @@
 // and tiles use) against each format's reference terms: for random blocks and activations,
 // including the extreme codes and activations, every sub-block's SubTerms must be identical
 // (the float fields bit for bit, the integer sums exactly). Runs the portable form of dot4 and
-// of the IQ4 table lookup, and lut16_nibbles's permutation form with prmt emulated; the GPU forms
+// of the IQ4 table lookup, and with prmt emulated lut16_nibbles's permutation form and
+// iq4nl_two_dots (the GPU's IQ4_XS and IQ4_NL decode dots, ARBOR_MK_IQ4_TWO_DOTS); the GPU forms
 // are checked by gpu_logits_exact on the device.
 #include "quant/quant_blocks_packed.hpp"
 
@@ -16,6 +17,20 @@
 namespace qb = arbor::quant::blocks;
 
 namespace {
+
+// PTX prmt.b32 in its default mode: bytes 0-3 of x, 4-7 of y; a selector nibble's bits 0-2 pick a
+// byte, its bit 3 asks for that byte's sign replicated (0xff or 0x00); the low 16 bits count.
+uint32_t prmt(uint32_t x, uint32_t y, uint32_t sel) {
+    const uint64_t v = (uint64_t(y) << 32) | x;
+    uint32_t r = 0;
+    for (int k = 0; k < 4; ++k) {
+        const uint32_t c = (sel >> (4 * k)) & 15u;
+        uint32_t b = uint32_t(v >> (8 * (c & 7u))) & 0xffu;
+        if (c & 8u) b = (b & 0x80u) ? 0xffu : 0u;
+        r |= b << (8 * k);
+    }
+    return r;
+}
 
 // Offsets of the fp16 fields of one block, made finite so the float fields compare by bits.
 template <class Fmt>
@@ -154,17 +169,6 @@ private slots:
     // then random words, with the IQ4_NL table (negative entries: a selector asking for the sign
     // would show) and an identity table.
     void lut16NibblesPermMatchesLut16() {
-        const auto prmt = [](uint32_t x, uint32_t y, uint32_t sel) {
-            const uint64_t v = (uint64_t(y) << 32) | x;
-            uint32_t r = 0;
-            for (int k = 0; k < 4; ++k) {
-                const uint32_t c = (sel >> (4 * k)) & 15u;
-                uint32_t b = uint32_t(v >> (8 * (c & 7u))) & 0xffu;
-                if (c & 8u) b = (b & 0x80u) ? 0xffu : 0u;
-                r |= b << (8 * k);
-            }
-            return r;
-        };
         const uint32_t tabs[2][4] = {{qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3},
                                      {0x03020100u, 0x07060504u, 0x0b0a0908u, 0x0f0e0d0cu}};
         QRandomGenerator rng(38);
@@ -188,17 +192,6 @@ private slots:
     // iq4nl_two_dots (the GPU's ARBOR_MK_IQ4_TWO_DOTS) with an emulated prmt against dot32 on
     // the table values that lut16 writes out.
     void iq4nlTwoDotsMatchesDot32() {
-        const auto prmt = [](uint32_t x, uint32_t y, uint32_t sel) {
-            const uint64_t v = (uint64_t(y) << 32) | x;
-            uint32_t r = 0;
-            for (int k = 0; k < 4; ++k) {
-                const uint32_t c = (sel >> (4 * k)) & 15u;
-                uint32_t b = uint32_t(v >> (8 * (c & 7u))) & 0xffu;
-                if (c & 8u) b = (b & 0x80u) ? 0xffu : 0u;
-                r |= b << (8 * k);
-            }
-            return r;
-        };
         const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return qb::dot4(u, v, acc); };
         QRandomGenerator rng(39);
         int bad = 0;
