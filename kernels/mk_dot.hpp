@@ -324,7 +324,23 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 #define ARBOR_MK_IQ4_TWO_DOTS 0
 #endif
 #endif
+// ARBOR_MK_IQ4_ACT_BYTE_PERM=1 (prepared at the end of gpu-next39, off, not run): the two dots'
+// activation permutations by __byte_perm (a builtin the compiler merges between the rows of a
+// pass) instead of prmt_b32's inline asm, which it does not: the PTX of the expert gated FFN's
+// loop (two rows) has 48 prmt a step where 40 would do. Their selectors ask for no sign, so the
+// two give the same words.
+#ifndef ARBOR_MK_IQ4_ACT_BYTE_PERM
+#define ARBOR_MK_IQ4_ACT_BYTE_PERM 0
+#endif
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
+__device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* a) {
+    const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return quant::blocks::dot4(u, v, acc); };
+#if ARBOR_MK_IQ4_ACT_BYTE_PERM
+    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, [](uint32_t x, uint32_t y, uint32_t s) { return __byte_perm(x, y, s); });
+#else
+    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32);
+#endif
+}
 // IQ4_XS from the wide words (Wide<IQ4_XS>'s loads).
 __device__ inline quant::blocks::SubTerms iq4xs_two_dot_terms(const uint8_t* b, int sb, const uint32_t* a) {
     using namespace quant::blocks;
@@ -332,7 +348,7 @@ __device__ inline quant::blocks::SubTerms iq4xs_two_dot_terms(const uint8_t* b, 
     const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
     const uint2 c0 = wload(qs), c1 = wload(qs + 1);
     const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
-    const int32_t s = iq4nl_two_dots(w, a, prmt_b32, [](uint32_t u, uint32_t v, int32_t acc) { return dot4(u, v, acc); });
+    const int32_t s = iq4nl_two_dots_gpu(w, a);
     return {fp16_to_f32(hd.x & 0xffffu), Wide<IQ4_XS>::k1(hd, sb) * s, 0.0f, 0};
 }
 // IQ4_NL (18-byte blocks, 2-byte aligned; where the packed grids are on): the same dots from the
@@ -342,7 +358,7 @@ __device__ inline quant::blocks::SubTerms iq4nl_two_dot_terms(const uint8_t* b, 
     uint32_t w[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) w[j] = ld32_a2(b + 2 + 4 * j);
-    const int32_t s = iq4nl_two_dots(w, a, prmt_b32, [](uint32_t u, uint32_t v, int32_t acc) { return dot4(u, v, acc); });
+    const int32_t s = iq4nl_two_dots_gpu(w, a);
     return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
 }
 #endif

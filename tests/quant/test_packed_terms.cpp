@@ -207,7 +207,7 @@ private slots:
                 q[j] = qb::lut16(w[j] & 0x0f0f0f0fu, qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3);
                 q[4 + j] = qb::lut16((w[j] >> 4) & 0x0f0f0f0fu, qb::kIq4nlW0, qb::kIq4nlW1, qb::kIq4nlW2, qb::kIq4nlW3);
             }
-            bad += qb::iq4nl_two_dots(w, a, prmt, dot) != qb::dot32(q, reinterpret_cast<const int8_t*>(a));
+            bad += qb::iq4nl_two_dots(w, a, prmt, dot, prmt) != qb::dot32(q, reinterpret_cast<const int8_t*>(a));
         }
         QCOMPARE(bad, 0);
     }
