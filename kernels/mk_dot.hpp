@@ -263,37 +263,6 @@ struct Wide<quant::blocks::Q6_K> {
     }
 };
 
-// IQ4_XS (136-byte blocks, 8-byte aligned): the 8-byte header (d, scales_h, scales_l) and the
-// sub-block's 16 code bytes as three 8-byte loads.
-template <>
-struct Wide<quant::blocks::IQ4_XS> {
-    static constexpr bool kHas = true;
-    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
-        using namespace quant::blocks;
-        const uint2 hd = wload(reinterpret_cast<const uint2*>(b));
-        const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
-        const uint2 c0 = wload(qs), c1 = wload(qs + 1);
-        PackedSub p;
-        const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-#if ARBOR_MK_LUT_NIBBLES
-            lut16_nibbles(w[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3, &p.q[j], &p.q[4 + j]);
-#else
-            p.q[j] = lut16(w[j] & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
-            p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
-#endif
-        }
-        p.k1 = k1(hd, sb);
-        p.ws = fp16_to_f32(hd.x & 0xffffu);
-        return p;
-    }
-    // iq4xs_scale - 32: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
-    __device__ static int k1(uint2 hd, int sb) {
-        return static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;
-    }
-};
-
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 // PTX prmt.b32 in its default mode, sign replication included (quant::blocks::iq4nl_two_dots).
 __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
@@ -304,10 +273,11 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 #endif
 
 // ARBOR_MK_IQ4_TWO_DOTS=1 (gpu-next39, on by default on NVIDIA; elsewhere prmt's sign mode is not
-// there): in wide_terms (the decode row dots), an IQ4_XS or IQ4_NL sub-block's integer sum by
-// quant::blocks::iq4nl_two_dots from the code words, where the wide form wrote out the table
-// values (lut16_nibbles) and dotted them (dot32): per code word one xor, two shifts, four
-// permutations and four dp4a, for about 17 operations and two dp4a; the activations' eight
+// there): Wide<IQ4_XS>::terms and Wide<IQ4_NL>::terms, which wide_terms (the decode row dots)
+// takes: a sub-block's integer sum by quant::blocks::iq4nl_two_dots from the code words, where the
+// wide form wrote out the table values (lut16_nibbles) and dotted them (dot32): per code word one
+// xor, two shifts, four permutations and four dp4a, for about 17 operations and two dp4a; the
+// activations' eight
 // permutations a step are shared by the rows of a pass (common subexpressions). (IQ4_XS rows
 // against several activations, warp_dot_quant_rows_acts, still unpack once by lut16_nibbles.)
 // gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60% issue-bound stalls. The same k1, ws
@@ -341,43 +311,82 @@ __device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* 
     return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32);
 #endif
 }
-// IQ4_XS from the wide words (Wide<IQ4_XS>'s loads).
-__device__ inline quant::blocks::SubTerms iq4xs_two_dot_terms(const uint8_t* b, int sb, const uint32_t* a) {
-    using namespace quant::blocks;
-    const uint2 hd = wload(reinterpret_cast<const uint2*>(b));
-    const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
-    const uint2 c0 = wload(qs), c1 = wload(qs + 1);
-    const uint32_t w[4] = {c0.x, c0.y, c1.x, c1.y};
-    const int32_t s = iq4nl_two_dots_gpu(w, a);
-    return {fp16_to_f32(hd.x & 0xffffu), Wide<IQ4_XS>::k1(hd, sb) * s, 0.0f, 0};
-}
-// IQ4_NL (18-byte blocks, 2-byte aligned; where the packed grids are on): the same dots from the
-// four code words at b + 2, the scale at b.
-__device__ inline quant::blocks::SubTerms iq4nl_two_dot_terms(const uint8_t* b, const uint32_t* a) {
-    using namespace quant::blocks;
-    uint32_t w[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) w[j] = ld32_a2(b + 2 + 4 * j);
-    const int32_t s = iq4nl_two_dots_gpu(w, a);
-    return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
-}
 #endif
+
+// IQ4_XS (136-byte blocks, 8-byte aligned): the 8-byte header (d, scales_h, scales_l) and the
+// sub-block's 16 code bytes as three 8-byte loads.
+template <>
+struct Wide<quant::blocks::IQ4_XS> {
+    static constexpr bool kHas = true;
+    __device__ static void load(const uint8_t* b, int sb, uint2* hd, uint32_t* w) {
+        *hd = wload(reinterpret_cast<const uint2*>(b));
+        const uint2* qs = reinterpret_cast<const uint2*>(b + 8 + 16 * sb);
+        const uint2 c0 = wload(qs), c1 = wload(qs + 1);
+        w[0] = c0.x, w[1] = c0.y, w[2] = c1.x, w[3] = c1.y;
+    }
+    __device__ static quant::blocks::PackedSub unpack(const uint8_t* b, int sb) {
+        using namespace quant::blocks;
+        uint2 hd;
+        uint32_t w[4];
+        load(b, sb, &hd, w);
+        PackedSub p;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+#if ARBOR_MK_LUT_NIBBLES
+            lut16_nibbles(w[j], kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3, &p.q[j], &p.q[4 + j]);
+#else
+            p.q[j] = lut16(w[j] & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+            p.q[4 + j] = lut16((w[j] >> 4) & 0x0f0f0f0fu, kIq4nlW0, kIq4nlW1, kIq4nlW2, kIq4nlW3);
+#endif
+        }
+        p.k1 = k1(hd, sb);
+        p.ws = fp16_to_f32(hd.x & 0xffffu);
+        return p;
+    }
+#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
+    // Packed's terms against the activation words a, by the two dots.
+    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int sb, const uint32_t* a) {
+        uint2 hd;
+        uint32_t w[4];
+        load(b, sb, &hd, w);
+        const int32_t s = iq4nl_two_dots_gpu(w, a);
+        return {quant::blocks::fp16_to_f32(hd.x & 0xffffu), k1(hd, sb) * s, 0.0f, 0};
+    }
+#endif
+    // iq4xs_scale - 32: byte 4 + sb / 2's nibble sb % 2 (bits 4 sb of scales_l), bits 2 sb of scales_h
+    __device__ static int k1(uint2 hd, int sb) {
+        return static_cast<int>(((hd.y >> (4 * sb)) & 0xfu) | (((hd.x >> (16 + 2 * sb)) & 3u) << 4)) - 32;
+    }
+};
+
+// IQ4_NL (18-byte blocks, 2-byte aligned): no wide unpack (Packed<IQ4_NL> unpacks it); with the
+// two dots, its terms from the four code words at b + 2 (nibble_word<2>) and the scale at b.
+template <>
+struct Wide<quant::blocks::IQ4_NL> {
+    static constexpr bool kHas = false;
+#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
+    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int, const uint32_t* a) {
+        using namespace quant::blocks;
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) w[j] = nibble_word<2>(b + 2, j);
+        const int32_t s = iq4nl_two_dots_gpu(w, a);
+        return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
+    }
+#endif
+};
 
 }  // namespace mkw
 
-// Packed<Fmt>'s terms of sub-block sb, from wide words where mkw::Wide<Fmt> has a form (else
-// Packed<Fmt> on the activation's words); IQ4_XS and IQ4_NL by their two dots where
-// ARBOR_MK_IQ4_TWO_DOTS is on (the same terms).
+// Packed<Fmt>'s terms of sub-block sb: by mkw::Wide<Fmt>::terms where the format has it (the
+// same terms straight from its words: IQ4_XS and IQ4_NL with ARBOR_MK_IQ4_TWO_DOTS), else from
+// wide words where mkw::Wide<Fmt> has a form, else Packed<Fmt> on the activation's words.
 template <class Fmt>
 __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x) {
     using namespace quant::blocks;
     const int8_t* a = reinterpret_cast<const int8_t*>(x.q);
-#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
-    if constexpr (std::is_same_v<Fmt, IQ4_XS>) return mkw::iq4xs_two_dot_terms(blk, sb, x.q);
-    else if constexpr (std::is_same_v<Fmt, IQ4_NL> && kPackedGrids) return mkw::iq4nl_two_dot_terms(blk, x.q);
-    else
-#endif
-    if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
+    if constexpr (requires { mkw::Wide<Fmt>::terms(blk, sb, x.q); }) return mkw::Wide<Fmt>::terms(blk, sb, x.q);
+    else if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
     else return packed_terms<Fmt>(blk, sb, a, x.sum);
 }
 
