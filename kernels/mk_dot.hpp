@@ -390,34 +390,6 @@ __device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb,
     else return packed_terms<Fmt>(blk, sb, a, x.sum);
 }
 
-// ARBOR_MK_SHARED_OFFSETS=1 (gpu-next40, prepared): the row dots of Q4_0 and Q6_K, whose codes
-// carry an offset (-8, -32), compute the offset's dots (Packed<Fmt>::offsets: 8 dp4a a sub-block,
-// from the activations alone) once a step for each activation, not once for each row; nvcc does
-// not merge the dp4a of the rows (each is an inline-asm block). Integer sums: the same terms.
-#ifndef ARBOR_MK_SHARED_OFFSETS
-#define ARBOR_MK_SHARED_OFFSETS 0
-#endif
-
-// Whether a format's rows take the shared offsets (above).
-template <class Fmt>
-inline constexpr bool kSharedOffsets = ARBOR_MK_SHARED_OFFSETS && requires { quant::blocks::Packed<Fmt>::kOffsets; };
-
-// The offset terms a step's activation takes (1 where the format has none: an unused array).
-template <class Fmt>
-inline constexpr int kOffsetCount = [] {
-    if constexpr (requires { quant::blocks::Packed<Fmt>::kOffsets; }) return quant::blocks::Packed<Fmt>::kOffsets;
-    else return 1;
-}();
-
-// wide_terms with the activations' offset terms c (kSharedOffsets formats).
-template <class Fmt>
-__device__ inline quant::blocks::SubTerms wide_terms_offsets(const uint8_t* blk, int sb, const Q8AWords& x, const int32_t* c) {
-    using namespace quant::blocks;
-    const int8_t* a = reinterpret_cast<const int8_t*>(x.q);
-    if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply_offsets(mkw::Wide<Fmt>::unpack(blk, sb), a, c);
-    else return Packed<Fmt>::apply_offsets(Packed<Fmt>::unpack(blk, sb), a, c);
-}
-
 // R rows of one format in one pass over the sub-blocks, in S groups of R / S consecutive rows,
 // group g against its own activations xq[g] (S = 1: every row against xq[0]): each row's lane
 // accumulator sees exactly the single-row sequence for its row and activation, but all R rows'
@@ -443,16 +415,8 @@ __device__ inline void warp_dot_quant_row_groups(const uint8_t* const* w, const 
 #pragma unroll
             for (int g = 0; g < S; ++g) x[g] = load_q8a(xq[g] + b);
             quant::blocks::SubTerms t[R];
-            if constexpr (kSharedOffsets<Fmt>) {
-                int32_t c[S][kOffsetCount<Fmt>];
 #pragma unroll
-                for (int g = 0; g < S; ++g) quant::blocks::Packed<Fmt>::offsets(reinterpret_cast<const int8_t*>(x[g].q), c[g]);
-#pragma unroll
-                for (int i = 0; i < R; ++i) t[i] = wide_terms_offsets<Fmt>(w[i] + off, sb, x[i / G], c[i / G]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / G]);
-            }
+            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / G]);
 #pragma unroll
             for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / G].d);
         } else {
@@ -494,35 +458,24 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
             Q8AWords x[A];
 #pragma unroll
             for (int j = 0; j < A; ++j) x[j] = load_q8a(xq[j] + b);
-            [[maybe_unused]] int32_t c[A][kOffsetCount<Fmt>];  // the shared offsets (kSharedOffsets)
-            if constexpr (kSharedOffsets<Fmt>) {
-#pragma unroll
-                for (int j = 0; j < A; ++j) quant::blocks::Packed<Fmt>::offsets(reinterpret_cast<const int8_t*>(x[j].q), c[j]);
-            }
             if constexpr (mkw::Wide<Fmt>::kHas) {  // the rows' words unpacked once for all A
                 quant::blocks::PackedSub u[R];
 #pragma unroll
                 for (int i = 0; i < R; ++i) u[i] = mkw::Wide<Fmt>::unpack(w[i] + off, sb);
-                auto apply = [&](int i, int j) {
-                    const int8_t* xa = reinterpret_cast<const int8_t*>(x[j].q);
-                    if constexpr (kSharedOffsets<Fmt>) return quant::blocks::Packed<Fmt>::apply_offsets(u[i], xa, c[j]);
-                    else return quant::blocks::Packed<Fmt>::apply(u[i], xa, x[j].sum);
-                };
 #pragma unroll
                 for (int i = 0; i < R; ++i)
 #pragma unroll
                     for (int j = 0; j < A; ++j)
-                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], apply(i, j), x[j].d);
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(
+                            a[i * A + j],
+                            quant::blocks::Packed<Fmt>::apply(u[i], reinterpret_cast<const int8_t*>(x[j].q), x[j].sum), x[j].d);
             } else {
-                auto terms = [&](int i, int j) {
-                    if constexpr (kSharedOffsets<Fmt>) return wide_terms_offsets<Fmt>(w[i] + off, sb, x[j], c[j]);
-                    else return wide_terms<Fmt>(w[i] + off, sb, x[j]);
-                };
 #pragma unroll
                 for (int i = 0; i < R; ++i)
 #pragma unroll
                     for (int j = 0; j < A; ++j)
-                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], terms(i, j), x[j].d);
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j]),
+                                                                                    x[j].d);
             }
         } else {
 #pragma unroll

@@ -203,23 +203,12 @@ struct Packed<Q4_0> {
         return p;
     }
     // codes = nibble - 8: dot(q, a) = dot(nibbles, a) + dot(-8, a) (from a itself, so the bits
-    // do not depend on the block's stored sum). The offset term depends on the activations alone
-    // (kOffsets of them, by offsets()), so rows against the same activations may share it
-    // (apply_offsets); integer sums, so the split does not change the value.
-    static constexpr int kOffsets = 1;
-    ARBOR_HD static void offsets(const int8_t* a, int32_t* c) {
-        int32_t s = 0;
+    // do not depend on the block's stored sum).
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
+        int32_t s = dot32(p.q, a);
         ARBOR_UNROLL
         for (int j = 0; j < 8; ++j) s = dot4(0xf8f8f8f8u, ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
-        c[0] = s;
-    }
-    ARBOR_HD static SubTerms apply_offsets(const PackedSub& p, const int8_t* a, const int32_t* c) {
-        return {p.ws, dot32(p.q, a) + c[0], 0.0f, 0};
-    }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
-        int32_t c[kOffsets];
-        offsets(a, c);
-        return apply_offsets(p, a, c);
+        return {p.ws, s, 0.0f, 0};
     }
 };
 
@@ -297,32 +286,20 @@ struct Packed<Q6_K> {
         p.ws = fp16_to_f32(ld16(b + 208));
         return p;
     }
-    // The -32 terms of each group (Packed<Q4_0>'s offsets, one a group).
-    static constexpr int kOffsets = 2;
-    ARBOR_HD static void offsets(const int8_t* a, int32_t* c) {
-        ARBOR_UNROLL
-        for (int g = 0; g < 2; ++g) {
-            int32_t s = 0;
-            ARBOR_UNROLL
-            for (int j = 4 * g; j < 4 * g + 4; ++j) s = dot4(0xe0e0e0e0u, ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
-            c[g] = s;
-        }
-    }
-    ARBOR_HD static SubTerms apply_offsets(const PackedSub& p, const int8_t* a, const int32_t* c) {
+    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
         int32_t half[2];
         ARBOR_UNROLL
         for (int g = 0; g < 2; ++g) {
             int32_t s = 0;
             ARBOR_UNROLL
-            for (int j = 4 * g; j < 4 * g + 4; ++j) s = dot4(p.q[j], ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j), s);
-            half[g] = s + c[g];
+            for (int j = 4 * g; j < 4 * g + 4; ++j) {
+                const uint32_t av = ld32_a4(reinterpret_cast<const uint8_t*>(a) + 4 * j);
+                s = dot4(p.q[j], av, s);
+                s = dot4(0xe0e0e0e0u, av, s);  // -32 in each byte
+            }
+            half[g] = s;
         }
         return {p.ws, p.k1 * half[0] + p.k2 * half[1], 0.0f, 0};
-    }
-    ARBOR_HD static SubTerms apply(const PackedSub& p, const int8_t* a, int32_t) {
-        int32_t c[kOffsets];
-        offsets(a, c);
-        return apply_offsets(p, a, c);
     }
 };
 
