@@ -302,38 +302,13 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 #ifndef ARBOR_MK_IQ4_ACT_BYTE_PERM
 #define ARBOR_MK_IQ4_ACT_BYTE_PERM 0
 #endif
-// ARBOR_MK_TABLE_REGS=1 (gpu-next40, prepared): the two dots' table words that prmt takes in a
-// register (t0, u2; t1 and u3 fit its immediate slot) come as per-lane values made before the
-// row dot's loop (dot_regs), which ptxas can neither fold nor keep in a uniform register. The
-// SASS of main's IQ4 loops (cuobjdump, gpu-next40) copies the two constants from uniform registers
-// before every prmt: 12-16 copies a row step (of 132 instructions a one-row IQ4_XS step, 216 a
-// two-row one). The same words: the same bits.
-#ifndef ARBOR_MK_TABLE_REGS
-#define ARBOR_MK_TABLE_REGS 0
-#endif
-// The registers the two dots take their table words from (ARBOR_MK_TABLE_REGS): made once a row
-// dot, before its loop, and handed to each step.
-struct DotRegs {
-    uint32_t t0, u2;
-};
-// n: the row length, a whole number of sub-blocks, so n & 31 is 0 at run time; neither nvcc nor
-// ptxas can know it, and or'ed with the lane it is a per-lane value (not a uniform register).
-__device__ inline DotRegs dot_regs(long long n, int lane) {
-#if ARBOR_MK_TABLE_REGS
-    const uint32_t z = static_cast<uint32_t>(lane) & static_cast<uint32_t>(n & 31);
-#else
-    const uint32_t z = 0u;
-    (void)n, (void)lane;
-#endif
-    return {quant::blocks::kIq4nlW0 | z, quant::blocks::kIq4nlU2 | z};
-}
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
-__device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* a, DotRegs r) {
+__device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* a) {
     const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return quant::blocks::dot4(u, v, acc); };
 #if ARBOR_MK_IQ4_ACT_BYTE_PERM
-    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, [](uint32_t x, uint32_t y, uint32_t s) { return __byte_perm(x, y, s); }, r.t0, r.u2);
+    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, [](uint32_t x, uint32_t y, uint32_t s) { return __byte_perm(x, y, s); });
 #else
-    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32, r.t0, r.u2);
+    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32);
 #endif
 }
 #endif
@@ -370,11 +345,11 @@ struct Wide<quant::blocks::IQ4_XS> {
     }
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
     // Packed's terms against the activation words a, by the two dots.
-    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int sb, const uint32_t* a, DotRegs r) {
+    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int sb, const uint32_t* a) {
         uint2 hd;
         uint32_t w[4];
         load(b, sb, &hd, w);
-        const int32_t s = iq4nl_two_dots_gpu(w, a, r);
+        const int32_t s = iq4nl_two_dots_gpu(w, a);
         return {quant::blocks::fp16_to_f32(hd.x & 0xffffu), k1(hd, sb) * s, 0.0f, 0};
     }
 #endif
@@ -390,12 +365,12 @@ template <>
 struct Wide<quant::blocks::IQ4_NL> {
     static constexpr bool kHas = false;
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
-    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int, const uint32_t* a, DotRegs r) {
+    __device__ static quant::blocks::SubTerms terms(const uint8_t* b, int, const uint32_t* a) {
         using namespace quant::blocks;
         uint32_t w[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) w[j] = nibble_word<2>(b + 2, j);
-        const int32_t s = iq4nl_two_dots_gpu(w, a, r);
+        const int32_t s = iq4nl_two_dots_gpu(w, a);
         return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
     }
 #endif
@@ -407,46 +382,13 @@ struct Wide<quant::blocks::IQ4_NL> {
 // same terms straight from its words: IQ4_XS and IQ4_NL with ARBOR_MK_IQ4_TWO_DOTS), else from
 // wide words where mkw::Wide<Fmt> has a form, else Packed<Fmt> on the activation's words.
 template <class Fmt>
-__device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x, mkw::DotRegs r) {
+__device__ inline quant::blocks::SubTerms wide_terms(const uint8_t* blk, int sb, const Q8AWords& x) {
     using namespace quant::blocks;
     const int8_t* a = reinterpret_cast<const int8_t*>(x.q);
-    if constexpr (requires { mkw::Wide<Fmt>::terms(blk, sb, x.q, r); }) return mkw::Wide<Fmt>::terms(blk, sb, x.q, r);
+    if constexpr (requires { mkw::Wide<Fmt>::terms(blk, sb, x.q); }) return mkw::Wide<Fmt>::terms(blk, sb, x.q);
     else if constexpr (mkw::Wide<Fmt>::kHas) return Packed<Fmt>::apply(mkw::Wide<Fmt>::unpack(blk, sb), a, x.sum);
     else return packed_terms<Fmt>(blk, sb, a, x.sum);
 }
-
-// ARBOR_MK_UNIFORM_LOOP=1 (gpu-next40, prepared): a lane's walk over its sub-blocks b = lane,
-// lane + 32, ... < subs as a loop whose trip count is the warp's (ceil(subs / 32)), the last
-// step's body skipped by the lanes past the end. The same steps in the same order for every lane.
-// The SASS of the row dots' loops (cuobjdump of main, gpu-next40) has 6-22 R2UR a step: the
-// loads' memory descriptor, held in vector registers, moved to uniform registers again each step
-// of the lane-divergent loop.
-#ifndef ARBOR_MK_UNIFORM_LOOP
-#define ARBOR_MK_UNIFORM_LOOP 0
-#endif
-// The loop header of a lane's sub-blocks b (ARBOR_MK_UNIFORM_LOOP: the warp's trip count, the lanes
-// past the end skipping the last step's body).
-#if ARBOR_MK_UNIFORM_LOOP
-#define ARBOR_MK_LANE_SUBS(b, subs, lane)                                                  \
-    for (long long k_ = 0, steps_ = ((subs) + 31) / 32, b = (lane); k_ < steps_; ++k_, b += 32) \
-        if (b < (subs))
-#else
-#define ARBOR_MK_LANE_SUBS(b, subs, lane) for (long long b = (lane); b < (subs); b += 32)
-#endif
-
-// ARBOR_MK_STEP_OFFSETS=1 (gpu-next40, prepared): a lane's sub-block index within its block
-// (b % kSubs) is fixed, since every format's kSubs divides 32, and its block's byte offset grows by
-// the same amount each step; the loops carry both instead of dividing b each step (main's SASS: about
-// 18 instructions of 64-bit index arithmetic in a 132-instruction IQ4_XS step). The same b, sb
-// and offsets: the same bits.
-#ifndef ARBOR_MK_STEP_OFFSETS
-#define ARBOR_MK_STEP_OFFSETS 0
-#endif
-template <class Fmt>
-inline constexpr long long kStepBytes = [] {
-    static_assert(32 % Fmt::kSubs == 0, "a lane's sub-block within its block is fixed");
-    return static_cast<long long>(32 / Fmt::kSubs) * Fmt::kBytes;
-}();
 
 // R rows of one format in one pass over the sub-blocks, in S groups of R / S consecutive rows,
 // group g against its own activations xq[g] (S = 1: every row against xq[0]): each row's lane
@@ -465,46 +407,24 @@ __device__ inline void warp_dot_quant_row_groups(const uint8_t* const* w, const 
 #pragma unroll
     for (int i = 0; i < R; ++i) a[i] = 0.0f;
     const long long subs = n / 32;
-    [[maybe_unused]] const mkw::DotRegs regs = mkw::dot_regs(n, lane);
-#if ARBOR_MK_UNIFORM_LOOP == 2
-    // No branch in the step: a lane past the end reads the last sub-block and keeps its sums.
-    for (long long k = 0, steps = (subs + 31) / 32; k < steps; ++k) {
-        const bool on = lane + 32 * k < subs;
-        const long long b = on ? lane + 32 * k : subs - 1;
-#elif ARBOR_MK_STEP_OFFSETS
-    const int sb = lane % Fmt::kSubs;
-    long long off = static_cast<long long>(lane / Fmt::kSubs) * Fmt::kBytes;
-    for (long long b = lane; b < subs; b += 32, off += kStepBytes<Fmt>) {
-        constexpr bool on = true;
-#else
-    ARBOR_MK_LANE_SUBS(b, subs, lane) {
-        constexpr bool on = true;
-#endif
-#if ARBOR_MK_UNIFORM_LOOP == 2 || !ARBOR_MK_STEP_OFFSETS
+    for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
-#endif
         if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {
             Q8AWords x[S];
 #pragma unroll
             for (int g = 0; g < S; ++g) x[g] = load_q8a(xq[g] + b);
             quant::blocks::SubTerms t[R];
 #pragma unroll
-            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / G], regs);
+            for (int i = 0; i < R; ++i) t[i] = wide_terms<Fmt>(w[i] + off, sb, x[i / G]);
 #pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const float s = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / G].d);
-                a[i] = on ? s : a[i];
-            }
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], x[i / G].d);
         } else {
             quant::blocks::SubTerms t[R];
 #pragma unroll
             for (int i = 0; i < R; ++i) t[i] = sub_terms<Fmt>(w[i] + off, sb, xq[i / G][b]);
 #pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const float s = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i / G][b].d);
-                a[i] = on ? s : a[i];
-            }
+            for (int i = 0; i < R; ++i) a[i] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i], t[i], xq[i / G][b].d);
         }
     }
 #pragma unroll
@@ -531,16 +451,9 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
 #pragma unroll
     for (int k = 0; k < R * A; ++k) a[k] = 0.0f;
     const long long subs = n / 32;
-    [[maybe_unused]] const mkw::DotRegs regs = mkw::dot_regs(n, lane);
-#if ARBOR_MK_STEP_OFFSETS && ARBOR_MK_UNIFORM_LOOP != 2
-    const int sb = lane % Fmt::kSubs;
-    long long off = static_cast<long long>(lane / Fmt::kSubs) * Fmt::kBytes;
-    for (long long b = lane; b < subs; b += 32, off += kStepBytes<Fmt>) {
-#else
-    ARBOR_MK_LANE_SUBS(b, subs, lane) {
+    for (long long b = lane; b < subs; b += 32) {
         const long long off = (b / Fmt::kSubs) * Fmt::kBytes;
         const int sb = int(b % Fmt::kSubs);
-#endif
         if constexpr (Wide && quant::blocks::Packed<Fmt>::kHas) {  // warp_dot_quant_rows's wide path
             Q8AWords x[A];
 #pragma unroll
@@ -561,7 +474,7 @@ __device__ inline void warp_dot_quant_rows_acts(const uint8_t* const* w, const q
                 for (int i = 0; i < R; ++i)
 #pragma unroll
                     for (int j = 0; j < A; ++j)
-                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j], regs),
+                        a[i * A + j] = quant::blocks::lane_accumulate<Fmt::kHasMin>(a[i * A + j], wide_terms<Fmt>(w[i] + off, sb, x[j]),
                                                                                     x[j].d);
             }
         } else {

@@ -127,19 +127,17 @@ ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_
 constexpr uint32_t kIq4nlU2 = kIq4nlW2 + 0x01010101u, kIq4nlU3 = kIq4nlW3 + 0x01010101u;  // no byte carries
 // aperm: the permutation for the activations, whose selectors never ask for a sign (perm itself,
 // or one the compiler may share between rows: an inline asm prmt is not merged, gpu-next39's PTX).
-// t0, u2: kIq4nlW0 and kIq4nlU2, as the caller holds them (the GPU may pass them in registers).
 template <class Perm, class Dot, class APerm>
-ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm, Dot dot, APerm aperm,
-                                       uint32_t t0 = kIq4nlW0, uint32_t u2 = kIq4nlU2) {
+ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm, Dot dot, APerm aperm) {
     int32_t s0 = 0, s1 = 0;
     ARBOR_UNROLL
     for (int j = 0; j < 4; ++j) {
         const uint32_t x = w[j] ^ 0x88888888u;
         const uint32_t a0 = aperm(a[j], a[4 + j], 0x5140u), a1 = aperm(a[j], a[4 + j], 0x7362u);
-        s0 = dot(perm(t0, kIq4nlW1, w[j]), a0, s0);
-        s1 = dot(perm(u2, kIq4nlU3, x), a0, s1);
-        s0 = dot(perm(t0, kIq4nlW1, w[j] >> 16), a1, s0);
-        s1 = dot(perm(u2, kIq4nlU3, x >> 16), a1, s1);
+        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j]), a0, s0);
+        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x), a0, s1);
+        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j] >> 16), a1, s0);
+        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x >> 16), a1, s1);
     }
     return s0 + s1;
 }
