@@ -294,22 +294,13 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 #define ARBOR_MK_IQ4_TWO_DOTS 0
 #endif
 #endif
-// ARBOR_MK_IQ4_ACT_BYTE_PERM=1 (prepared at the end of gpu-next39, off, not run): the two dots'
-// activation permutations by __byte_perm (a builtin the compiler merges between the rows of a
-// pass) instead of prmt_b32's inline asm, which it does not: the PTX of the expert gated FFN's
-// loop (two rows) has 48 prmt a step where 40 would do. Their selectors ask for no sign, so the
-// two give the same words.
-#ifndef ARBOR_MK_IQ4_ACT_BYTE_PERM
-#define ARBOR_MK_IQ4_ACT_BYTE_PERM 0
-#endif
+// (ARBOR_MK_IQ4_ACT_BYTE_PERM, gpu-next39-40, taken out: the activations' permutations by
+// __byte_perm, so that nvcc merges them between a pass's rows. ptxas already merges the inline-asm
+// ones: the SASS of a two-row step has 40 PRMT where the PTX has 48; no change in time.)
 #if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
 __device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* a) {
     const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return quant::blocks::dot4(u, v, acc); };
-#if ARBOR_MK_IQ4_ACT_BYTE_PERM
-    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, [](uint32_t x, uint32_t y, uint32_t s) { return __byte_perm(x, y, s); });
-#else
     return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32);
-#endif
 }
 #endif
 

@@ -126,7 +126,7 @@ ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_
 // table's values (the same integer terms; two partial sums, added at the end).
 constexpr uint32_t kIq4nlU2 = kIq4nlW2 + 0x01010101u, kIq4nlU3 = kIq4nlW3 + 0x01010101u;  // no byte carries
 // aperm: the permutation for the activations, whose selectors never ask for a sign (perm itself,
-// or one the compiler may share between rows: an inline asm prmt is not merged, gpu-next39's PTX).
+// or any byte permutation; on NVIDIA ptxas merges the rows' inline-asm ones, gpu-next40's SASS).
 template <class Perm, class Dot, class APerm>
 ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm, Dot dot, APerm aperm) {
     int32_t s0 = 0, s1 = 0;
