@@ -25,7 +25,9 @@
 # ARBOR_LR_DEEP_PROFILE=1 a profiled read50@16384 of the first deep shape for each (build,
 # setting). ARBOR_LR_PROFILE=1: a profile of ARBOR_LR_PROFILE_ROWS (default read50@229) on each of
 # ARBOR_LR_PROFILE_SHAPES (default moer) for each, into profile-SHAPE-I.txt (rows at 229 cells:
-# a deep row would need the saved context). Writes $OUT/local-run.txt.
+# a deep row would need the saved context). ARBOR_LR_SASS=1: each build's SASS (cuobjdump, about
+# 14 s and 7 MB gzipped a build) into sass-NAME.gz, for scripts/sass-loops.py. Writes
+# $OUT/local-run.txt.
 set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/arbor-shapes
@@ -149,6 +151,11 @@ if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
     for n in ${ARBOR_LR_PROFILE_SHAPES:-moer}; do
         make_shapes /tmp/lr-$first/arbor-cli $n | grep error | tee -a "$OUTDIR/local-run.txt"
         profile profile-$n -m /tmp/arbor-shapes/$n.gguf --rows "${ARBOR_LR_PROFILE_ROWS:-read50@229}"
+    done
+fi
+if [ "${ARBOR_LR_SASS:-0}" = 1 ]; then  # each build's SASS, for scripts/sass-loops.py here
+    for b in $BUILDS; do
+        cuobjdump -sass /tmp/lr-$b/arbor-cli | gzip >"$OUTDIR/sass-$b.gz" || log "error: cuobjdump of $b failed"
     done
 fi
 log "total: $SECONDS s"
