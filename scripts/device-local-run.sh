@@ -155,7 +155,7 @@ if [ "${ARBOR_LR_PROFILE:-0}" = 1 ]; then
 fi
 if [ "${ARBOR_LR_SASS:-0}" = 1 ]; then  # each build's SASS, for scripts/sass-loops.py here
     for b in $BUILDS; do
-        cuobjdump -sass /tmp/lr-$b/arbor-cli | gzip >"$OUTDIR/sass-$b.gz" || log "error: cuobjdump of $b failed"
+        (set -o pipefail; cuobjdump -sass /tmp/lr-$b/arbor-cli | gzip >"$OUTDIR/sass-$b.gz") || log "error: cuobjdump of $b failed"
     done
 fi
 log "total: $SECONDS s"
