@@ -276,9 +276,8 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 // there): Wide<IQ4_XS>::terms and Wide<IQ4_NL>::terms, which wide_terms (the decode row dots)
 // takes: a sub-block's integer sum by quant::blocks::iq4nl_two_dots from the code words, where the
 // wide form wrote out the table values (lut16_nibbles) and dotted them (dot32): per code word one
-// xor, two shifts, four permutations and four dp4a, for about 17 operations and two dp4a; the
-// activations' eight
-// permutations a step are shared by the rows of a pass (common subexpressions). (IQ4_XS rows
+// xor, two shifts, four permutations and four dp4a, where that took about 16 operations and two
+// dp4a; the activations' eight permutations a step are shared by the rows of a pass. (IQ4_XS rows
 // against several activations, warp_dot_quant_rows_acts, still unpack once by lut16_nibbles.)
 // gpu-next38's PC sampling put `moer`'s IQ4_XS row dots at 60% issue-bound stalls. The same k1, ws
 // and integer sum, so the same terms: exact (356/0, 25/0, also with ARBOR_GPU_KV_STREAM=1 and
@@ -297,12 +296,6 @@ __device__ inline uint32_t prmt_b32(uint32_t x, uint32_t y, uint32_t s) {
 // (ARBOR_MK_IQ4_ACT_BYTE_PERM, gpu-next39-40, taken out: the activations' permutations by
 // __byte_perm, so that nvcc merges them between a pass's rows. ptxas already merges the inline-asm
 // ones: the SASS of a two-row step has 40 PRMT where the PTX has 48; no change in time.)
-#if ARBOR_MK_IQ4_TWO_DOTS && defined(ARBOR_GPU_VENDOR_NVIDIA)
-__device__ inline int32_t iq4nl_two_dots_gpu(const uint32_t* w, const uint32_t* a) {
-    const auto dot = [](uint32_t u, uint32_t v, int32_t acc) { return quant::blocks::dot4(u, v, acc); };
-    return quant::blocks::iq4nl_two_dots(w, a, prmt_b32, dot, prmt_b32);
-}
-#endif
 
 // IQ4_XS (136-byte blocks, 8-byte aligned): the 8-byte header (d, scales_h, scales_l) and the
 // sub-block's 16 code bytes as three 8-byte loads.
@@ -340,7 +333,7 @@ struct Wide<quant::blocks::IQ4_XS> {
         uint2 hd;
         uint32_t w[4];
         load(b, sb, &hd, w);
-        const int32_t s = iq4nl_two_dots_gpu(w, a);
+        const int32_t s = quant::blocks::iq4nl_two_dots(w, a, prmt_b32);
         return {quant::blocks::fp16_to_f32(hd.x & 0xffffu), k1(hd, sb) * s, 0.0f, 0};
     }
 #endif
@@ -361,7 +354,7 @@ struct Wide<quant::blocks::IQ4_NL> {
         uint32_t w[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) w[j] = nibble_word<2>(b + 2, j);
-        const int32_t s = iq4nl_two_dots_gpu(w, a);
+        const int32_t s = quant::blocks::iq4nl_two_dots(w, a, prmt_b32);
         return {fp16_to_f32(ld16(b)), s, 0.0f, 0};
     }
 #endif

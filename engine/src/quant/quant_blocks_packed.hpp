@@ -125,19 +125,19 @@ ARBOR_HD inline void lut16_nibbles(uint32_t w, uint32_t t0, uint32_t t1, uint32_
 // eight permutations are shared by every row dotted against them. The sum is dot32's on the
 // table's values (the same integer terms; two partial sums, added at the end).
 constexpr uint32_t kIq4nlU2 = kIq4nlW2 + 0x01010101u, kIq4nlU3 = kIq4nlW3 + 0x01010101u;  // no byte carries
-// aperm: the permutation for the activations, whose selectors never ask for a sign (perm itself,
-// or any byte permutation; on NVIDIA ptxas merges the rows' inline-asm ones, gpu-next40's SASS).
-template <class Perm, class Dot, class APerm>
-ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm, Dot dot, APerm aperm) {
+// The activations' permutations ask for no sign; on NVIDIA ptxas merges those of a pass's rows
+// (gpu-next40's SASS).
+template <class Perm>
+ARBOR_HD inline int32_t iq4nl_two_dots(const uint32_t* w, const uint32_t* a, Perm perm) {
     int32_t s0 = 0, s1 = 0;
     ARBOR_UNROLL
     for (int j = 0; j < 4; ++j) {
         const uint32_t x = w[j] ^ 0x88888888u;
-        const uint32_t a0 = aperm(a[j], a[4 + j], 0x5140u), a1 = aperm(a[j], a[4 + j], 0x7362u);
-        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j]), a0, s0);
-        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x), a0, s1);
-        s0 = dot(perm(kIq4nlW0, kIq4nlW1, w[j] >> 16), a1, s0);
-        s1 = dot(perm(kIq4nlU2, kIq4nlU3, x >> 16), a1, s1);
+        const uint32_t a0 = perm(a[j], a[4 + j], 0x5140u), a1 = perm(a[j], a[4 + j], 0x7362u);
+        s0 = dot4(perm(kIq4nlW0, kIq4nlW1, w[j]), a0, s0);
+        s1 = dot4(perm(kIq4nlU2, kIq4nlU3, x), a0, s1);
+        s0 = dot4(perm(kIq4nlW0, kIq4nlW1, w[j] >> 16), a1, s0);
+        s1 = dot4(perm(kIq4nlU2, kIq4nlU3, x >> 16), a1, s1);
     }
     return s0 + s1;
 }
