@@ -52,12 +52,12 @@ def back_target(i):
     return index[int(m.group(1), 16)]
 
 
+targets = [back_target(i) for i in range(len(ins))]
 kinds = collections.Counter()
-for i in range(len(ins)):
-    t = back_target(i)
+for i, t in enumerate(targets):
     if t is None or i - t >= 400:
         continue
-    if any(back_target(k) is not None and back_target(k) >= t for k in range(t, i)):
+    if any(u is not None and u >= t for u in targets[t:i]):
         continue  # an enclosing loop: its inner loop counts on its own
     body = ins[t:i + 1]
     idp = sum(1 for b in body if b[1].startswith("IDP"))
