@@ -343,6 +343,25 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
     float v[D];
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
+#if ARBOR_MK_SCORE_UNROLL
+    if (hdk == 128) {  // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the four rounds unrolled
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int e = lane + 32 * i;
+            float qv[Ht], kv[Ct];
+#pragma unroll
+            for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
+#pragma unroll
+            for (int c = 0; c < Ct; ++c) kv[c] = k_f32(kb[c * krow_f + e]);
+#pragma unroll
+            for (int h = 0; h < Ht; ++h)
+#pragma unroll
+                for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
+        }
+        combine_lanes_multi<D>(v, lane);
+        return v[0];
+    }
+#endif
     for (int e = lane; e < hdk; e += 32) {
         float qv[Ht], kv[Ct];
 #pragma unroll
@@ -592,6 +611,41 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
+#if ARBOR_MK_O_PIPE
+            // ARBOR_MK_O_PIPE (mk_model.hpp): W cells a round, the next round's loads asked for
+            // before this round's conversions and chain; the rounds of 8 below take the rest.
+            if constexpr (HM == 1 && DP == 1) {
+                constexpr int W = ARBOR_MK_O_PIPE;
+                if (eb == 2 && e16 && slice < gh && np >= 2 * W) {
+                    const float* e = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+                    uint16_t r[W];
+                    float4 ew[W / 4];
+                    auto load = [&](int jj) {
+#pragma unroll
+                        for (int u = 0; u < W; ++u) r[u] = *reinterpret_cast<const uint16_t*>(vcol + (jj + u) * vrow);
+#pragma unroll
+                        for (int q = 0; q < W / 4; ++q) ew[q] = reinterpret_cast<const float4*>(e + jj)[q];
+                    };
+                    load(0);
+                    for (; j + W <= np; j += W) {
+                        uint16_t rc[W];
+                        float ec[W];
+#pragma unroll
+                        for (int u = 0; u < W; ++u) rc[u] = r[u];
+#pragma unroll
+                        for (int q = 0; q < W / 4; ++q) {
+                            ec[4 * q] = ew[q].x, ec[4 * q + 1] = ew[q].y, ec[4 * q + 2] = ew[q].z, ec[4 * q + 3] = ew[q].w;
+                        }
+                        if (j + 2 * W <= np) load(j + W);
+                        float v[W];
+#pragma unroll
+                        for (int g8 = 0; g8 < W / 8; ++g8) mkb::f16x8_to_f32(rc + 8 * g8, v + 8 * g8);
+#pragma unroll
+                        for (int u = 0; u < W; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                    }
+                }
+            }
+#endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight
             // cells in order. (ARBOR_MK_O_UNROLL2, a thread's one head of one dim: two rounds

@@ -674,6 +674,25 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
+// ARBOR_MK_O_PIPE=W (gpu-next41; 0 = off): the o loop of a thread with one head of one dim and f16
+// V rows (a decode item of one q head) takes W cells a round (16 or 32) and asks for the next
+// round's V halves and weights before it converts this round's and runs its chain, so a round's
+// shared-memory loads wait under the last round's multiply-adds, not before its own. The same
+// multiply-adds in the same order (cells in order into one o): the bits do not change. The
+// gpu-next37 probe had the o phase at 4.5 us for 229 cells, 29 rounds of 8 (each round's loads,
+// then its conversions and NaN check, then 8 dependent multiply-adds).
+#ifndef ARBOR_MK_O_PIPE
+#define ARBOR_MK_O_PIPE 0
+#endif
+static_assert(ARBOR_MK_O_PIPE == 0 || ARBOR_MK_O_PIPE == 16 || ARBOR_MK_O_PIPE == 32, "ARBOR_MK_O_PIPE is 0, 16 or 32");
+// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off): a score tile's element loop (mkb::score_tile: lane j
+// takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole when hdk is 128, so
+// ptxas may ask for all four rounds' K and q elements before the first multiply-add. Each
+// accumulator still takes its elements in order: the bits do not change.
+#ifndef ARBOR_MK_SCORE_UNROLL
+#define ARBOR_MK_SCORE_UNROLL 0
+#endif
+
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
 // stage is a copy whose code was just used: 1, K both times (its data just used too); 2, first
