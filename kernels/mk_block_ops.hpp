@@ -344,20 +344,34 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
 #if ARBOR_MK_SCORE_UNROLL
-    if (hdk == 128) {  // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the four rounds unrolled
+    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): at hdk 128 the four rounds unrolled; with =2 the K rows'
+    // stride fixed too (raw f16 rows of 128, or float rows of 129), so every load takes an
+    // immediate offset from one address.
+    if (hdk == 128) {
+        auto rounds = [&](auto kr) {
+            constexpr int KR = decltype(kr)::value;
+            const int stride = KR ? KR : krow_f;
+            const float* q0 = qs + lane;
+            const KT* k1 = kb + lane;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int e = lane + 32 * i;
-            float qv[Ht], kv[Ct];
+            for (int i = 0; i < 4; ++i) {
+                float qv[Ht], kv[Ct];
 #pragma unroll
-            for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
+                for (int h = 0; h < Ht; ++h) qv[h] = q0[qo[h] + 32 * i];
 #pragma unroll
-            for (int c = 0; c < Ct; ++c) kv[c] = k_f32(kb[c * krow_f + e]);
+                for (int c = 0; c < Ct; ++c) kv[c] = k_f32(k1[c * stride + 32 * i]);
 #pragma unroll
-            for (int h = 0; h < Ht; ++h)
+                for (int h = 0; h < Ht; ++h)
 #pragma unroll
-                for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
-        }
+                    for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
+            }
+        };
+#if ARBOR_MK_SCORE_UNROLL == 2
+        if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
+        else if (krow_f == 129) rounds(std::integral_constant<int, 129>{});
+        else
+#endif
+            rounds(std::integral_constant<int, 0>{});
         combine_lanes_multi<D>(v, lane);
         return v[0];
     }
@@ -611,37 +625,51 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
-#if ARBOR_MK_O_PIPE
-            // ARBOR_MK_O_PIPE (mk_model.hpp): W cells a round, the next round's loads asked for
-            // before this round's conversions and chain; the rounds of 8 below take the rest.
+#if ARBOR_MK_O_FIXED
+            // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
+            // offsets (one address a round); the rounds of 8 below take the rest.
             if constexpr (HM == 1 && DP == 1) {
-                constexpr int W = ARBOR_MK_O_PIPE;
-                if (eb == 2 && e16 && slice < gh && np >= 2 * W) {
-                    const float* e = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
-                    uint16_t r[W];
-                    float4 ew[W / 4];
-                    auto load = [&](int jj) {
+                if (vrow == 256 && e16 && slice < gh) {
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+#if ARBOR_MK_O_FIXED == 2
+                    uint16_t r[16];
+                    float4 ew[4];
+                    auto load = [&](const uint8_t* vq, const float* eq) {
 #pragma unroll
-                        for (int u = 0; u < W; ++u) r[u] = *reinterpret_cast<const uint16_t*>(vcol + (jj + u) * vrow);
+                        for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(vq + u * 256);
 #pragma unroll
-                        for (int q = 0; q < W / 4; ++q) ew[q] = reinterpret_cast<const float4*>(e + jj)[q];
+                        for (int q = 0; q < 4; ++q) ew[q] = reinterpret_cast<const float4*>(eq)[q];
                     };
-                    load(0);
-                    for (; j + W <= np; j += W) {
-                        uint16_t rc[W];
-                        float ec[W];
+                    if (np >= 16) load(vp, ep);
+#endif
+                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
+#if ARBOR_MK_O_FIXED == 2
+                        // this round's values, then the next round's loads (W = 16 ahead)
+                        uint16_t rc[16];
+                        float ec[16];
 #pragma unroll
-                        for (int u = 0; u < W; ++u) rc[u] = r[u];
+                        for (int u = 0; u < 16; ++u) rc[u] = r[u];
 #pragma unroll
-                        for (int q = 0; q < W / 4; ++q) {
+                        for (int q = 0; q < 4; ++q)
                             ec[4 * q] = ew[q].x, ec[4 * q + 1] = ew[q].y, ec[4 * q + 2] = ew[q].z, ec[4 * q + 3] = ew[q].w;
+                        if (j + 32 <= np) load(vp + 16 * 256, ep + 16);
+#else
+                        uint16_t rc[16];
+                        float ec[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
+                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
                         }
-                        if (j + 2 * W <= np) load(j + W);
-                        float v[W];
+#endif
+                        float v[16];
+                        mkb::f16x8_to_f32(rc, v);
+                        mkb::f16x8_to_f32(rc + 8, v + 8);
 #pragma unroll
-                        for (int g8 = 0; g8 < W / 8; ++g8) mkb::f16x8_to_f32(rc + 8 * g8, v + 8 * g8);
-#pragma unroll
-                        for (int u = 0; u < W; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
                     }
                 }
             }

@@ -674,21 +674,25 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_O_PIPE=W (gpu-next41; 0 = off): the o loop of a thread with one head of one dim and f16
-// V rows (a decode item of one q head) takes W cells a round (16 or 32) and asks for the next
-// round's V halves and weights before it converts this round's and runs its chain, so a round's
-// shared-memory loads wait under the last round's multiply-adds, not before its own. The same
-// multiply-adds in the same order (cells in order into one o): the bits do not change. The
-// gpu-next37 probe had the o phase at 4.5 us for 229 cells, 29 rounds of 8 (each round's loads,
-// then its conversions and NaN check, then 8 dependent multiply-adds).
-#ifndef ARBOR_MK_O_PIPE
-#define ARBOR_MK_O_PIPE 0
+// ARBOR_MK_O_FIXED (gpu-next41; 0 = off): the o loop of a thread with one head of one dim and
+// 128-dim f16 V rows (a decode item of one q head) in rounds of 16 cells whose 16 V halves and 16
+// weights are loaded at fixed offsets from one address a round. The default's rounds of 8 take
+// about 135 SASS instructions (17 a cell: an address multiply for each load, the row stride
+// being a run-time value, and both weight-load forms in the loop), and the probe's o phase (4.6
+// us for 229 cells on 4 warps) is their issue: rounds of 16 with the next round's loads asked
+// for first (the first form, gpu-next41 call 3) left it unchanged. =2 also asks for the next
+// round's loads before this round's conversions and chain. The same multiply-adds in the same
+// order: the bits do not change.
+#ifndef ARBOR_MK_O_FIXED
+#define ARBOR_MK_O_FIXED 0
 #endif
-static_assert(ARBOR_MK_O_PIPE == 0 || ARBOR_MK_O_PIPE == 16 || ARBOR_MK_O_PIPE == 32, "ARBOR_MK_O_PIPE is 0, 16 or 32");
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off): a score tile's element loop (mkb::score_tile: lane j
 // takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole when hdk is 128, so
-// ptxas may ask for all four rounds' K and q elements before the first multiply-add. Each
-// accumulator still takes its elements in order: the bits do not change.
+// ptxas may ask for all four rounds' K and q elements before the first multiply-add; =2 also
+// fixes the K rows' stride (raw f16 rows of 128 halves, staged float rows of 129), so the loads
+// take immediate offsets. Each accumulator still takes its elements in order: the bits do not
+// change. The probe (gpu-next41 call 3): =1 left the one-head items' scores at 229 cells
+// unchanged and took qwen3-4b's four-head items at 16384 cells from 7.5 to 6.2 us.
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
