@@ -358,15 +358,28 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
                 float qv[Ht], kv[Ct];
 #pragma unroll
                 for (int h = 0; h < Ht; ++h) qv[h] = q0[qo[h] + 32 * i];
+#if ARBOR_MK_SCORE_UNROLL >= 3 && ARBOR_MK_F16_GROUPS
+                if constexpr (std::is_same_v<KT, uint16_t> && Ct % 8 == 0) {
+                    // =3: raw halves eight at a time by the hardware's conversion, fp16_to_f32
+                    // only for a group holding a NaN (f16x8_to_f32, as the V rows take them)
+                    uint16_t r[Ct];
 #pragma unroll
-                for (int c = 0; c < Ct; ++c) kv[c] = k_f32(k1[c * stride + 32 * i]);
+                    for (int c = 0; c < Ct; ++c) r[c] = k1[c * stride + 32 * i];
+#pragma unroll
+                    for (int c = 0; c < Ct; c += 8) f16x8_to_f32(r + c, kv + c);
+                } else
+#endif
+                {
+#pragma unroll
+                    for (int c = 0; c < Ct; ++c) kv[c] = k_f32(k1[c * stride + 32 * i]);
+                }
 #pragma unroll
                 for (int h = 0; h < Ht; ++h)
 #pragma unroll
                     for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
             }
         };
-#if ARBOR_MK_SCORE_UNROLL == 2
+#if ARBOR_MK_SCORE_UNROLL >= 2
         if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
         else if (krow_f == 129) rounds(std::integral_constant<int, 129>{});
         else

@@ -693,6 +693,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // take immediate offsets. Each accumulator still takes its elements in order: the bits do not
 // change. The probe (gpu-next41 call 3): =1 left the one-head items' scores at 229 cells
 // unchanged and took qwen3-4b's four-head items at 16384 cells from 7.5 to 6.2 us.
+// =3 also converts raw f16 K eight halves at a time (mkb::f16x8_to_f32, ARBOR_MK_F16_GROUPS) where
+// each half took fp16_to_f32's select (about five instructions).
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
