@@ -622,7 +622,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0 && (!ARBOR_MK_L_SHFL || gh > kMkBlockWarps)) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -630,7 +630,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);
+            if (c0 == 0 && (!ARBOR_MK_L_SHFL || gh > kMkBlockWarps)) attn_chunk_ls(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
@@ -1248,6 +1248,34 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             if (e[j] > m) m = e[j];
         m = warp_max_keep(m);
         arbor_syncwarp();
+#if ARBOR_MK_L_SHFL
+        if (gh <= kMkBlockWarps && n <= mkm::kChunk) {
+            // ARBOR_MK_L_SHFL (mk_model.hpp): the exponentials stay in registers (cell lane +
+            // 32 k in slot k) and l takes them by shuffles, cells in order
+            float ev[mkm::kChunk / 32];
+#pragma unroll
+            for (int k = 0; k < mkm::kChunk / 32; ++k) {
+                const int j = lane + 32 * k;
+                ev[k] = 0.0f;
+                if (j < n) e[j] = ev[k] = num::exp_f(num::sub_rn(e[j], m));
+            }
+            float l = 0.0f;
+#pragma unroll
+            for (int k = 0; k < mkm::kChunk / 32; ++k) {
+                if (32 * k >= n) break;
+#pragma unroll
+                for (int src = 0; src < 32; ++src) {
+                    const float x = __shfl(ev[k], src);
+                    if (32 * k + src < n) l = num::add_rn(l, x);
+                }
+            }
+            if (lane == 0) {
+                ms[h] = m;
+                ls[h] = l;
+            }
+            continue;
+        }
+#endif
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();
         if (lane == 0) {

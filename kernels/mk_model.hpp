@@ -686,6 +686,19 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_O_FIXED
 #define ARBOR_MK_O_FIXED 0
 #endif
+// ARBOR_MK_L_SHFL=1 (gpu-next41, off): in an attention chunk item of at most one head a warp (a
+// decode item; not with ARBOR_MK_SOFTMAX_SPREAD), the head's warp keeps its exponentials in
+// registers as it writes them (cell lane + 32 k in slot k) and runs l over them by shuffles, cell
+// 0 first, in every lane; lane 0 stores it. ARBOR_MK_L_UNDER_V's sum (attn_chunk_ls: one thread
+// reading the cells back from shared memory while the V piece is in flight) is then not run for
+// such items. The probe (gpu-next37) had that sum at about 2 us over the V copy for 229 cells.
+// The same adds in the same order, from 0: the bits do not change.
+#ifndef ARBOR_MK_L_SHFL
+#define ARBOR_MK_L_SHFL 0
+#endif
+#if ARBOR_MK_L_SHFL && defined(ARBOR_MK_SOFTMAX_SPREAD) && ARBOR_MK_SOFTMAX_SPREAD
+#error "ARBOR_MK_L_SHFL takes the one-warp softmax; ARBOR_MK_SOFTMAX_SPREAD replaces it for a decode item"
+#endif
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off): a score tile's element loop (mkb::score_tile: lane j
 // takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole when hdk is 128, so
 // ptxas may ask for all four rounds' K and q elements before the first multiply-add; =2 also
