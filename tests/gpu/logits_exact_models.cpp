@@ -66,10 +66,11 @@ std::vector<SynthModel> synth_models(bool quick) {
     // weights; the MoE release mix (IQ4_XS experts, Q4_K embeddings, Q6_K head).
     // qwen2's default mix is its architecture's deep model. flashnext: tiny's mix is the deep
     // model; tiny-k4 (a one-block budget) adds attention that skips whole chunks. qwen3moe tiny-k3
-    // routes three experts a token (an odd slot count).
+    // routes three experts a token (an odd slot count). qwen3 tiny-hd128 has 128-dim heads, as the
+    // real models do (the attention's paths for them: ARBOR_MK_O_FIXED, ARBOR_MK_SCORE_UNROLL).
     if (quick) return {{"qwen2", "", true}};
     return {{"llama", ""}, {"llama", "F16"}, {"qwen2", "", true}, {"qwen2", "Q8_0"}, {"qwen2", "BF16"},
-            {"qwen3", "F32"}, {"qwen3moe", ""}, {"qwen3moe", "", false, "tiny-k3"}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
+            {"qwen3", "F32"}, {"qwen3", "", false, "tiny-hd128"}, {"qwen3moe", ""}, {"qwen3moe", "", false, "tiny-k3"}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
 }
 
 Result<ModelFile> synthesize_with_cli(const std::string& cli, const SynthModel& m, const std::string& dir) {

@@ -16,6 +16,8 @@ std::vector<SynthShape> synth_shapes(const std::string& arch) {
         dense({"qwen2-0.5b", 896, 24, 14, 2, 64, 4864, 151936, 32768, 0, 0, 0, true, 1e6f, 1e-6f});
     } else if (arch == "qwen3") {
         dense({"tiny", 256, 2, 4, 2, 64, 512, 1024, 4096, 0, 0, 0, false, 1e6f, 1e-6f});
+        // tiny with the real models' head dim of 128: the GPU attention's paths for 128-dim heads.
+        dense({"tiny-hd128", 256, 2, 4, 2, 128, 512, 1024, 4096, 0, 0, 0, false, 1e6f, 1e-6f});
         dense({"qwen3-0.6b", 1024, 28, 16, 8, 128, 3072, 151936, 40960, 0, 0, 0, true, 1e6f, 1e-6f});
         dense({"qwen3-4b", 2560, 36, 32, 8, 128, 9728, 151936, 40960, 0, 0, 0, true, 1e6f, 1e-6f});
     } else if (arch == "qwen3moe") {
