@@ -348,6 +348,7 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
     // stride fixed too (raw f16 rows of 128, or float rows of 129), so every load takes an
     // immediate offset from one address.
     if (hdk == 128) {
+        [[maybe_unused]] bool hw = true;  // ARBOR_MK_SCORE_UNROLL=4: the first run's conversion
         auto rounds = [&](auto kr) {
             constexpr int KR = decltype(kr)::value;
             const int stride = KR ? KR : krow_f;
@@ -358,7 +359,19 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
                 float qv[Ht], kv[Ct];
 #pragma unroll
                 for (int h = 0; h < Ht; ++h) qv[h] = q0[qo[h] + 32 * i];
-#if ARBOR_MK_SCORE_UNROLL >= 3 && ARBOR_MK_F16_GROUPS
+#if ARBOR_MK_SCORE_UNROLL == 4
+                if constexpr (std::is_same_v<KT, uint16_t>) {
+                    // =4: the hardware's conversion alone when `hw` (the caller runs the tile again
+                    // without it if a dot comes out a NaN)
+                    if (hw) {
+#pragma unroll
+                        for (int c = 0; c < Ct; ++c) kv[c] = quant::blocks::fp16_to_f32_hw(k1[c * stride + 32 * i]);
+                    } else {
+#pragma unroll
+                        for (int c = 0; c < Ct; ++c) kv[c] = k_f32(k1[c * stride + 32 * i]);
+                    }
+                } else
+#elif ARBOR_MK_SCORE_UNROLL >= 3 && ARBOR_MK_F16_GROUPS
                 if constexpr (std::is_same_v<KT, uint16_t> && Ct % 8 == 0) {
                     // =3: raw halves eight at a time by the hardware's conversion, fp16_to_f32
                     // only for a group holding a NaN (f16x8_to_f32, as the V rows take them)
@@ -386,6 +399,21 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #endif
             rounds(std::integral_constant<int, 0>{});
         combine_lanes_multi<D>(v, lane);
+#if ARBOR_MK_SCORE_UNROLL == 4
+        if constexpr (std::is_same_v<KT, uint16_t>) {
+            // A NaN K half makes every dot it enters a NaN, so a tile with no NaN dot had none, and
+            // the hardware's conversion gave fp16_to_f32's bits; otherwise the tile runs again
+            // with fp16_to_f32 (whole: a lane's dot takes other lanes' chains).
+            if (arbor_ballot(v[0] != v[0]) != 0u) {
+                hw = false;
+#pragma unroll
+                for (int x = 0; x < D; ++x) v[x] = 0.0f;
+                if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
+                else rounds(std::integral_constant<int, 0>{});
+                combine_lanes_multi<D>(v, lane);
+            }
+        }
+#endif
         return v[0];
     }
 #endif
@@ -642,6 +670,36 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
             // offsets (one address a round); the rounds of 8 below take the rest.
             if constexpr (HM == 1 && DP == 1) {
+#if ARBOR_MK_O_FIXED == 3
+                // =3: the hardware's conversion alone, no NaN check a round: if o comes out a NaN
+                // (a NaN V half makes it one whatever its weight), the rounds below run the piece
+                // again from o_in with fp16_to_f32; otherwise no half was a NaN, and the hardware's
+                // conversion gave fp16_to_f32's bits.
+                if (vrow == 256 && e16 && slice < gh) {
+                    const float o_in = o[0][0];
+                    float acc = o_in;
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+                    int jj = 0;
+                    for (; jj + 16 <= np; jj += 16, vp += 16 * 256, ep += 16) {
+                        uint16_t rc[16];
+                        float ec[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
+                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
+                        }
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) acc = fmaf(ec[u], quant::blocks::fp16_to_f32_hw(rc[u]), acc);
+                    }
+                    if (acc == acc) {
+                        o[0][0] = acc;
+                        j = jj;
+                    }
+                }
+#else
                 if (vrow == 256 && e16 && slice < gh) {
                     const uint8_t* vp = vcol;
                     const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
@@ -685,6 +743,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
                     }
                 }
+#endif
             }
 #endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
