@@ -334,7 +334,7 @@ __device__ inline float k_f32(uint16_t k) { return quant::blocks::fp16_to_f32(k)
 // tiles), and those dots are not written.
 template <int Ht, int Ct, class KT = float>
 __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int krow_f, int gh, int hb, int cb,
-                                   int lane) {
+                                   int lane, [[maybe_unused]] int np = 1 << 30) {
     constexpr int D = Ht * Ct;
     int qo[Ht];
 #pragma unroll
@@ -404,7 +404,8 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
             // A NaN K half makes every dot it enters a NaN, so a tile with no NaN dot had none, and
             // the hardware's conversion gave fp16_to_f32's bits; otherwise the tile runs again
             // with fp16_to_f32 (whole: a lane's dot takes other lanes' chains).
-            if (arbor_ballot(v[0] != v[0]) != 0u) {
+            const int x = D == 32 ? lane : lane / 2;  // this lane's dot: rows past np or gh are not the piece's
+            if (arbor_ballot(v[0] != v[0] && cb + x % Ct < np && hb + x / Ct < gh) != 0u) {
                 hw = false;
 #pragma unroll
                 for (int x = 0; x < D; ++x) v[x] = 0.0f;
@@ -1009,10 +1010,10 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
         const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
         float dot;
         switch (ht) {
-        case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
-        case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
-        case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
-        default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
+        case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
+        case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
+        default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
         }
         const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
         const int h = hb + x / ct, j = cb + x % ct;
