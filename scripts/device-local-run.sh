@@ -9,7 +9,8 @@
 #       carry=[".carry/models", ".carry/bin/main", ".carry/bin/ld"])
 # The models (about 46 MiB) and one build (12-13 MiB) fill most of the 64 MiB a call carries, so an
 # exactness call carries one build; a later call on the same warm machine finds it unpacked in
-# /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone).
+# /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone). A build timed but not
+# checked may carry arbor-cli.gz alone (and flags.txt).
 # ARBOR_LR_BUILDS: the builds (default every folder in .carry/bin); ARBOR_LR_SETTINGS: environment
 # settings, one a word (VAR=VALUE), each run on every build (default none), or BUILD@VAR=VALUE
 # on that build only (list X_ARBOR_UNSET=1 too for the plain runs: a list of settings replaces
@@ -44,6 +45,9 @@ for b in $BUILDS; do
             gzip -dc .carry/bin/$b/$f.gz >/tmp/lr-$b/$f && chmod +x /tmp/lr-$b/$f ||
                 { echo "error: unpacking .carry/bin/$b/$f.gz failed"; exit 2; }
         elif [ ! -x /tmp/lr-$b/$f ]; then
+            # A rows-only build may carry arbor-cli alone (the exactness loop below says so if
+            # it is asked to check one)
+            [ "$f" = arbor-cli ] || continue
             echo "error: no .carry/bin/$b/$f.gz, and no earlier call on this machine unpacked it"; exit 2
         fi
     done
@@ -87,6 +91,10 @@ fi
 for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
+    if [ ! -x $B/gpu_logits_exact ] || [ ! -x $B/gpu_megakernel_exact ]; then
+        log "error: exactness of $b not run: its exactness programs were not carried"
+        continue
+    fi
     for s in $exact_settings; do
         s=$(setting_for "$b" "$s")
         [ -n "$s" ] || continue
