@@ -334,7 +334,7 @@ __device__ inline float k_f32(uint16_t k) { return quant::blocks::fp16_to_f32(k)
 // tiles), and those dots are not written.
 template <int Ht, int Ct, class KT = float>
 __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int krow_f, int gh, int hb, int cb,
-                                   int lane, [[maybe_unused]] int np = 1 << 30) {
+                                   int lane) {
     constexpr int D = Ht * Ct;
     int qo[Ht];
 #pragma unroll
@@ -344,11 +344,10 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
 #if ARBOR_MK_SCORE_UNROLL
-    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): at hdk 128 the four rounds unrolled; with =2 the K rows'
-    // stride fixed too (raw f16 rows of 128, or float rows of 129), so every load takes an
-    // immediate offset from one address.
+    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): at hdk 128 the four rounds unrolled, the K rows'
+    // stride fixed where it is 128 (raw f16) or 129 (staged floats), raw halves converted eight
+    // at a time.
     if (hdk == 128) {
-        [[maybe_unused]] bool hw = true;  // ARBOR_MK_SCORE_UNROLL=4: the first run's conversion
         auto rounds = [&](auto kr) {
             constexpr int KR = decltype(kr)::value;
             const int stride = KR ? KR : krow_f;
@@ -359,22 +358,10 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
                 float qv[Ht], kv[Ct];
 #pragma unroll
                 for (int h = 0; h < Ht; ++h) qv[h] = q0[qo[h] + 32 * i];
-#if ARBOR_MK_SCORE_UNROLL == 4
-                if constexpr (std::is_same_v<KT, uint16_t>) {
-                    // =4: the hardware's conversion alone when `hw` (the caller runs the tile again
-                    // without it if a dot comes out a NaN)
-                    if (hw) {
-#pragma unroll
-                        for (int c = 0; c < Ct; ++c) kv[c] = quant::blocks::fp16_to_f32_hw(k1[c * stride + 32 * i]);
-                    } else {
-#pragma unroll
-                        for (int c = 0; c < Ct; ++c) kv[c] = k_f32(k1[c * stride + 32 * i]);
-                    }
-                } else
-#elif ARBOR_MK_SCORE_UNROLL >= 3 && ARBOR_MK_F16_GROUPS
+#if ARBOR_MK_F16_GROUPS
                 if constexpr (std::is_same_v<KT, uint16_t> && Ct % 8 == 0) {
-                    // =3: raw halves eight at a time by the hardware's conversion, fp16_to_f32
-                    // only for a group holding a NaN (f16x8_to_f32, as the V rows take them)
+                    // the hardware's conversion, fp16_to_f32 only for a group of eight holding
+                    // a NaN (f16x8_to_f32, as the V rows take them)
                     uint16_t r[Ct];
 #pragma unroll
                     for (int c = 0; c < Ct; ++c) r[c] = k1[c * stride + 32 * i];
@@ -392,29 +379,10 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
                     for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
             }
         };
-#if ARBOR_MK_SCORE_UNROLL >= 2
         if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
         else if (krow_f == 129) rounds(std::integral_constant<int, 129>{});
-        else
-#endif
-            rounds(std::integral_constant<int, 0>{});
+        else rounds(std::integral_constant<int, 0>{});
         combine_lanes_multi<D>(v, lane);
-#if ARBOR_MK_SCORE_UNROLL == 4
-        if constexpr (std::is_same_v<KT, uint16_t>) {
-            // A NaN K half makes every dot it enters a NaN, so a tile with no NaN dot had none, and
-            // the hardware's conversion gave fp16_to_f32's bits; otherwise the tile runs again
-            // with fp16_to_f32 (whole: a lane's dot takes other lanes' chains).
-            const int x = D == 32 ? lane : lane / 2;  // this lane's dot: rows past np or gh are not the piece's
-            if (arbor_ballot(v[0] != v[0] && cb + x % Ct < np && hb + x / Ct < gh) != 0u) {
-                hw = false;
-#pragma unroll
-                for (int x = 0; x < D; ++x) v[x] = 0.0f;
-                if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
-                else rounds(std::integral_constant<int, 0>{});
-                combine_lanes_multi<D>(v, lane);
-            }
-        }
-#endif
         return v[0];
     }
 #endif
@@ -651,7 +619,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && (!ARBOR_MK_L_SHFL || gh > kMkBlockWarps)) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -659,7 +627,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && (!ARBOR_MK_L_SHFL || gh > kMkBlockWarps)) attn_chunk_ls(sc, ls, n, gh);
+            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
@@ -667,86 +635,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         if (slice < slices) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
-#if ARBOR_MK_O_FIXED
-            // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
-            // offsets (one address a round); the rounds of 8 below take the rest.
-            if constexpr (HM == 1 && DP == 1) {
-#if ARBOR_MK_O_FIXED == 3
-                // =3: the hardware's conversion alone, no NaN check a round: if o comes out a NaN
-                // (a NaN V half makes it one whatever its weight), the rounds below run the piece
-                // again from o_in with fp16_to_f32; otherwise no half was a NaN, and the hardware's
-                // conversion gave fp16_to_f32's bits.
-                if (vrow == 256 && e16 && slice < gh) {
-                    const float o_in = o[0][0];
-                    float acc = o_in;
-                    const uint8_t* vp = vcol;
-                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
-                    int jj = 0;
-                    for (; jj + 16 <= np; jj += 16, vp += 16 * 256, ep += 16) {
-                        uint16_t rc[16];
-                        float ec[16];
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
-                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
-                        }
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) acc = fmaf(ec[u], quant::blocks::fp16_to_f32_hw(rc[u]), acc);
-                    }
-                    if (acc == acc) {
-                        o[0][0] = acc;
-                        j = jj;
-                    }
-                }
-#else
-                if (vrow == 256 && e16 && slice < gh) {
-                    const uint8_t* vp = vcol;
-                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
-#if ARBOR_MK_O_FIXED == 2
-                    uint16_t r[16];
-                    float4 ew[4];
-                    auto load = [&](const uint8_t* vq, const float* eq) {
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(vq + u * 256);
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) ew[q] = reinterpret_cast<const float4*>(eq)[q];
-                    };
-                    if (np >= 16) load(vp, ep);
-#endif
-                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
-#if ARBOR_MK_O_FIXED == 2
-                        // this round's values, then the next round's loads (W = 16 ahead)
-                        uint16_t rc[16];
-                        float ec[16];
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = r[u];
-#pragma unroll
-                        for (int q = 0; q < 4; ++q)
-                            ec[4 * q] = ew[q].x, ec[4 * q + 1] = ew[q].y, ec[4 * q + 2] = ew[q].z, ec[4 * q + 3] = ew[q].w;
-                        if (j + 32 <= np) load(vp + 16 * 256, ep + 16);
-#else
-                        uint16_t rc[16];
-                        float ec[16];
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
-                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
-                        }
-#endif
-                        float v[16];
-                        mkb::f16x8_to_f32(rc, v);
-                        mkb::f16x8_to_f32(rc + 8, v + 8);
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
-                    }
-                }
-#endif
-            }
-#endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight
             // cells in order. (ARBOR_MK_O_UNROLL2, a thread's one head of one dim: two rounds
@@ -1010,10 +898,10 @@ __device__ __forceinline__ void attn_score_tiles(const float* qs, int hdk, const
         const int hb = tile / ctiles * ht, cb = tile % ctiles * ct;
         float dot;
         switch (ht) {
-        case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
-        case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
-        case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
-        default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow, gh, hb, cb, lane, np); break;
+        case 1: dot = mkb::score_tile<1, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        case 2: dot = mkb::score_tile<2, 16>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        case 4: dot = mkb::score_tile<4, 8>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
+        default: dot = mkb::score_tile<8, 4>(qs, hdk, kst, krow, gh, hb, cb, lane); break;
         }
         const int x = ht == 1 ? lane / 2 : lane;  // the dot this lane holds
         const int h = hb + x / ct, j = cb + x % ct;
@@ -1308,34 +1196,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             if (e[j] > m) m = e[j];
         m = warp_max_keep(m);
         arbor_syncwarp();
-#if ARBOR_MK_L_SHFL
-        if (gh <= kMkBlockWarps && n <= mkm::kChunk) {
-            // ARBOR_MK_L_SHFL (mk_model.hpp): the exponentials stay in registers (cell lane +
-            // 32 k in slot k) and l takes them by shuffles, cells in order
-            float ev[mkm::kChunk / 32];
-#pragma unroll
-            for (int k = 0; k < mkm::kChunk / 32; ++k) {
-                const int j = lane + 32 * k;
-                ev[k] = 0.0f;
-                if (j < n) e[j] = ev[k] = num::exp_f(num::sub_rn(e[j], m));
-            }
-            float l = 0.0f;
-#pragma unroll
-            for (int k = 0; k < mkm::kChunk / 32; ++k) {
-                if (32 * k >= n) break;
-#pragma unroll
-                for (int src = 0; src < 32; ++src) {
-                    const float x = __shfl(ev[k], src);
-                    if (32 * k + src < n) l = num::add_rn(l, x);
-                }
-            }
-            if (lane == 0) {
-                ms[h] = m;
-                ls[h] = l;
-            }
-            continue;
-        }
-#endif
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();
         if (lane == 0) {

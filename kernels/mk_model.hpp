@@ -674,40 +674,19 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_O_FIXED (gpu-next41; 0 = off): the o loop of a thread with one head of one dim and
-// 128-dim f16 V rows (a decode item of one q head) in rounds of 16 cells whose 16 V halves and 16
-// weights are loaded at fixed offsets from one address a round. The default's rounds of 8 take
-// about 135 SASS instructions (17 a cell: an address multiply for each load, the row stride
-// being a run-time value, and both weight-load forms in the loop), and the probe's o phase (4.6
-// us for 229 cells on 4 warps) is their issue: rounds of 16 with the next round's loads asked
-// for first (the first form, gpu-next41 call 3) left it unchanged. =2 also asks for the next
-// round's loads before this round's conversions and chain. The same multiply-adds in the same
-// order: the bits do not change.
-#ifndef ARBOR_MK_O_FIXED
-#define ARBOR_MK_O_FIXED 0
-#endif
-// ARBOR_MK_L_SHFL=1 (gpu-next41, off): in an attention chunk item of at most one head a warp (a
-// decode item; not with ARBOR_MK_SOFTMAX_SPREAD), the head's warp keeps its exponentials in
-// registers as it writes them (cell lane + 32 k in slot k) and runs l over them by shuffles, cell
-// 0 first, in every lane; lane 0 stores it. ARBOR_MK_L_UNDER_V's sum (attn_chunk_ls: one thread
-// reading the cells back from shared memory while the V piece is in flight) is then not run for
-// such items. The probe (gpu-next37) had that sum at about 2 us over the V copy for 229 cells.
-// The same adds in the same order, from 0: the bits do not change.
-#ifndef ARBOR_MK_L_SHFL
-#define ARBOR_MK_L_SHFL 0
-#endif
-#if ARBOR_MK_L_SHFL && defined(ARBOR_MK_SOFTMAX_SPREAD) && ARBOR_MK_SOFTMAX_SPREAD
-#error "ARBOR_MK_L_SHFL takes the one-warp softmax; ARBOR_MK_SOFTMAX_SPREAD replaces it for a decode item"
-#endif
-// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off): a score tile's element loop (mkb::score_tile: lane j
-// takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole when hdk is 128, so
-// ptxas may ask for all four rounds' K and q elements before the first multiply-add; =2 also
-// fixes the K rows' stride (raw f16 rows of 128 halves, staged float rows of 129), so the loads
-// take immediate offsets. Each accumulator still takes its elements in order: the bits do not
-// change. The probe (gpu-next41 call 3): =1 left the one-head items' scores at 229 cells
-// unchanged and took qwen3-4b's four-head items at 16384 cells from 7.5 to 6.2 us.
-// =3 also converts raw f16 K eight halves at a time (mkb::f16x8_to_f32, ARBOR_MK_F16_GROUPS) where
-// each half took fp16_to_f32's select (about five instructions).
+// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off): a score tile's element loop (mkb::score_tile:
+// lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole, the K rows'
+// stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and raw f16 K converted
+// eight halves at a time (mkb::f16x8_to_f32, with ARBOR_MK_F16_GROUPS) where each half took
+// fp16_to_f32's select. Each accumulator still takes its elements in order: the bits do not change.
+// Measured in gpu-next41 (docs/BENCHMARKS.md, built as `su3`): exact (331/0 under the plain and
+// the streamed settings, the 128-dim tiny-hd128 cases among them); the attention probe's one-head
+// scores at 229 cells 4.3 to 2.7 us (the level -1.0 us a layer) and qwen3-4b's four-head items at
+// 16384 cells -4.6 us a layer; decode@229 within the spread (H100). Its depth rows are not timed
+// yet. Tried with it and taken out: the o loop of a one-head item at fixed offsets, its loads a
+// round ahead, or with the hardware's conversion alone and a re-run on a NaN o (the o phase stayed
+// at 4.4-4.6 us, or grew); the score tiles' hardware conversion with a re-run on a NaN dot
+// (slower); l by shuffles in the softmax warp (3.8 us where the sum under the V copy costs 1.4).
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
