@@ -344,9 +344,7 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
 #if ARBOR_MK_SCORE_UNROLL
-    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): at hdk 128 the four rounds unrolled, the K rows'
-    // stride fixed where it is 128 (raw f16) or 129 (staged floats), raw halves converted eight
-    // at a time.
+    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form.
     if (hdk == 128) {
         auto rounds = [&](auto kr) {
             constexpr int KR = decltype(kr)::value;
@@ -632,7 +630,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         __syncthreads();
         pc.mark(kPhAttnVStage);
-        if (slice < slices) {
+        // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
+        if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
             // Eight cells at a time: their V elements (raw, all eight loads before any

@@ -162,7 +162,7 @@ static_assert(ARBOR_MK_O_PAIR_GROUP == 4 || ARBOR_MK_O_PAIR_GROUP == 8, "ARBOR_M
 // the H200 (gpu-next19, docs/BENCHMARKS.md calls 5-7): exact (371/0); the MoE's read50@16384
 // 145.9 to 141.6 ms, prefill256@16384 677.5 to 655.8, decode@16384 10.84 to 10.66, decode@229
 // 7.91 to 7.76 (qwen3-4b: 139.2 to 135.8, 630.1 to 614.9). On by default on NVIDIA; AMD builds
-// keep it off until a gfx1151 run.
+// keep it off until a gfx1151 run. With ARBOR_MK_SCORE_UNROLL the raw f16 score tiles take it too.
 #ifndef ARBOR_MK_F16_GROUPS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_F16_GROUPS 1
@@ -681,8 +681,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // fp16_to_f32's select. Each accumulator still takes its elements in order: the bits do not change.
 // Measured in gpu-next41 (docs/BENCHMARKS.md, built as `su3`): exact (331/0 under the plain and
 // the streamed settings, the 128-dim tiny-hd128 cases among them); the attention probe's one-head
-// scores at 229 cells 4.3 to 2.7 us (the level -1.0 us a layer) and qwen3-4b's four-head items at
-// 16384 cells -4.6 us a layer; decode@229 within the spread (H100). Its depth rows are not timed
+// scores at 229 cells 4.3 to 2.7 us (the level -1.0 to -1.3 us a layer) and qwen3-4b's four-head
+// items at 16384 cells -2.3 to -4.6 us a layer (two probe calls); decode@229 within the spread (H100). Its depth rows are not timed
 // yet. Tried with it and taken out: the o loop of a one-head item at fixed offsets, its loads a
 // round ahead, or with the hardware's conversion alone and a re-run on a NaN o (the o phase stayed
 // at 4.4-4.6 us, or grew); the score tiles' hardware conversion with a re-run on a NaN dot
@@ -690,6 +690,18 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
+static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
+// ARBOR_MK_O_SKIP_IDLE=1 (gpu-next41, prepared, not measured): in attn_o_write, the threads of a
+// slice that holds no head (slice >= gh: a decode item of one 128-dim head leaves threads 128-255
+// without one) skip the o loop. Today they run its V loads, conversions and NaN checks for every
+// cell and only skip the multiply-adds, on the same schedulers as the four working warps, and the
+// phase ends at the workgroup barrier after the slowest of all eight. That is the likeliest reason
+// why no form of the working threads' loop tried in gpu-next41 moved the 4.6 us o phase: the idle
+// warps' unchanged loop. They compute nothing that is used, so the bits do not change.
+#ifndef ARBOR_MK_O_SKIP_IDLE
+#define ARBOR_MK_O_SKIP_IDLE 0
+#endif
+static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_O_SKIP_IDLE is 0 or 1");
 
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K

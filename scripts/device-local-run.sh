@@ -38,6 +38,9 @@ BUILDS=$(echo $BUILDS)  # one line, one space between names
 [ -n "$BUILDS" ] || { echo "error: no builds in .carry/bin (scripts/device-local-build.sh \"FLAGS\" NAME makes them)"; exit 2; }
 for b in $BUILDS; do
     mkdir -p /tmp/lr-$b
+    # A carried arbor-cli replaces whatever an earlier call unpacked under this name: its exactness
+    # programs and flags must not stand in for the new build's.
+    [ -f .carry/bin/$b/arbor-cli.gz ] && rm -f /tmp/lr-$b/gpu_logits_exact /tmp/lr-$b/gpu_megakernel_exact /tmp/lr-$b/flags.txt
     for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
         # A build not carried this call may have been unpacked by an earlier call on this machine
         # (it stays warm 30 s after a call): the models and one build fill a call's 64 MiB.
