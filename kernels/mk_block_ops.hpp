@@ -346,9 +346,7 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #if ARBOR_MK_SCORE_UNROLL
     // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form.
     if (hdk == 128) {
-        auto rounds = [&](auto kr) {
-            constexpr int KR = decltype(kr)::value;
-            const int stride = KR ? KR : krow_f;
+        auto rounds = [&](int stride) {  // a literal where the stride is 128 or 129
             const float* q0 = qs + lane;
             const KT* k1 = kb + lane;
 #pragma unroll
@@ -377,9 +375,9 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
                     for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
             }
         };
-        if (krow_f == 128) rounds(std::integral_constant<int, 128>{});
-        else if (krow_f == 129) rounds(std::integral_constant<int, 129>{});
-        else rounds(std::integral_constant<int, 0>{});
+        if (krow_f == 128) rounds(128);
+        else if (krow_f == 129) rounds(129);
+        else rounds(krow_f);
         combine_lanes_multi<D>(v, lane);
         return v[0];
     }

@@ -682,8 +682,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // Measured in gpu-next41 (docs/BENCHMARKS.md, built as `su3`): exact (331/0 under the plain and
 // the streamed settings, the 128-dim tiny-hd128 cases among them); the attention probe's one-head
 // scores at 229 cells 4.3 to 2.7 us (the level -1.0 to -1.3 us a layer) and qwen3-4b's four-head
-// items at 16384 cells -2.3 to -4.6 us a layer (two probe calls); decode@229 within the spread (H100). Its depth rows are not timed
-// yet. Tried with it and taken out: the o loop of a one-head item at fixed offsets, its loads a
+// items at 16384 cells -2.3 to -4.6 us a layer (two probe calls); decode@229 within the spread
+// (H100). Its depth rows are not timed yet. Tried with it and taken out: the o loop of a one-head item at fixed offsets, its loads a
 // round ahead, or with the hardware's conversion alone and a re-run on a NaN o (the o phase stayed
 // at 4.4-4.6 us, or grew); the score tiles' hardware conversion with a re-run on a NaN dot
 // (slower); l by shuffles in the softmax warp (3.8 us where the sum under the V copy costs 1.4).
