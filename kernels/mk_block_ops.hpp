@@ -632,6 +632,32 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
             const uint8_t* vcol = stage + dd * eb;
             int j = 0;
+#if ARBOR_MK_O_FIXED
+            // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
+            // offsets (one address a round); the rounds of 8 below take the rest.
+            if constexpr (HM == 1 && DP == 1) {
+                if (eb == 2 && hdv == 128 && e16 && slice < gh) {
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
+                        uint16_t rc[16];
+                        float ec[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
+                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
+                        }
+                        float v[16];
+                        mkb::f16x8_to_f32(rc, v);
+                        mkb::f16x8_to_f32(rc + 8, v + 8);
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                    }
+                }
+            }
+#endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight
             // cells in order. (ARBOR_MK_O_UNROLL2, a thread's one head of one dim: two rounds

@@ -691,6 +691,16 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
 static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
+// ARBOR_MK_O_FIXED=1 (gpu-next41's form 1, brought back in gpu-next42 with its row test made
+// exact: f16 cells of 128 dims, where gpu-next41's `vrow == 256` also took 64-dim f32 rows): the
+// o loop of a thread with one head of one dim in rounds of 16 cells whose V halves and weights are
+// loaded at fixed offsets from one address a round. Alone it left the probe's o phase at 4.5 us
+// (gpu-next41); it is here to be timed with ARBOR_MK_O_SKIP_IDLE. The same multiply-adds in the
+// same order, and the same conversion (f16x8_to_f32 is fp16_to_f32's bits): the bits do not change.
+#ifndef ARBOR_MK_O_FIXED
+#define ARBOR_MK_O_FIXED 0
+#endif
+static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
 // ARBOR_MK_O_SKIP_IDLE=1 (gpu-next41, prepared, not measured): in attn_o_write, the threads of a
 // slice that holds no head (slice >= gh: a decode item of one 128-dim head leaves threads 128-255
 // without one) skip the o loop. Today they run its V loads, conversions and NaN checks for every
