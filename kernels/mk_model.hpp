@@ -374,10 +374,20 @@ enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 
 // largest divisor p of group that keeps the items within the grid and each part's output span
 // ((group / p) * hd_v values) whole Q8A blocks, which a one-chunk item quantizes itself. The
 // bits do not change: each head's arithmetic is the same whichever item runs it.
+// ARBOR_MK_ITEM_HEADS_MIN=H (gpu-next42, 1 = the default): parts of at least H heads (the whole
+// group where it has fewer), so a decode item of 128-dim heads busies both halves of its
+// workgroup's threads in the o loop (one head leaves threads 128-255 idle) and stages its K and V
+// once for H heads: fewer items, each longer. The same bits, as above.
+#ifndef ARBOR_MK_ITEM_HEADS_MIN
+#define ARBOR_MK_ITEM_HEADS_MIN 1
+#endif
+static_assert(ARBOR_MK_ITEM_HEADS_MIN >= 1, "ARBOR_MK_ITEM_HEADS_MIN is at least 1");
 inline int attn_head_parts(long long chunk_items, long long group, long long hd_v, long long workgroups) {
     int best = 1;
     for (long long p = 2; p <= group; ++p)
-        if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0) best = static_cast<int>(p);
+        if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0 &&
+            group / p >= (group < ARBOR_MK_ITEM_HEADS_MIN ? group : ARBOR_MK_ITEM_HEADS_MIN))
+            best = static_cast<int>(p);
     return best;
 }
 
