@@ -701,25 +701,38 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
 static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
-// ARBOR_MK_O_FIXED=1 (gpu-next41's form 1, brought back in gpu-next42 with its row test made
-// exact: f16 cells of 128 dims, where gpu-next41's `vrow == 256` also took 64-dim f32 rows): the
-// o loop of a thread with one head of one dim in rounds of 16 cells whose V halves and weights are
-// loaded at fixed offsets from one address a round. Alone it left the probe's o phase at 4.5 us
-// (gpu-next41); it is here to be timed with ARBOR_MK_O_SKIP_IDLE. The same multiply-adds in the
-// same order, and the same conversion (f16x8_to_f32 is fp16_to_f32's bits): the bits do not change.
+// ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
+// - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
+//   128-dim head leaves threads 128-255 without one) skip the loop. They used to run its V loads,
+//   conversions and NaN checks for every cell, skipping only the multiply-adds, on the same
+//   schedulers as the four working warps, and the phase ended at the barrier after the slowest of
+//   all eight: why no form of the working threads' loop tried in gpu-next41 moved it.
+// - O_FIXED: a thread with one head of one dim and f16 cells of 128 dims takes rounds of 16 cells
+//   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
+//   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
+//   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
+// The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
+// fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
+// Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
+// o phase at 229 cells 4.62 to 4.12 us with O_SKIP_IDLE, 2.71 with both (the `moer` level 25.1 to
+// 21.7); exact (331/0 plain and streamed, megakernel_exact 19/0); decode@229 `moer` 5.63-5.69 to
+// 5.47-5.55 ms, qwen3-4b 4.82-4.83 to 4.75-4.84; decode@16384 qwen3-4b 7.21-7.24 to 7.12-7.17,
+// `moer` within the spread; read50@16384 within 0.3% (`moer` -0.1%, qwen3-4b +0.1 to +0.3%). On by
+// default on NVIDIA; AMD builds keep them off until a gfx1151 run.
 #ifndef ARBOR_MK_O_FIXED
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_O_FIXED 1
+#else
 #define ARBOR_MK_O_FIXED 0
 #endif
+#endif
 static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
-// ARBOR_MK_O_SKIP_IDLE=1 (gpu-next41, prepared, not measured): in attn_o_write, the threads of a
-// slice that holds no head (slice >= gh: a decode item of one 128-dim head leaves threads 128-255
-// without one) skip the o loop. Today they run its V loads, conversions and NaN checks for every
-// cell and only skip the multiply-adds, on the same schedulers as the four working warps, and the
-// phase ends at the workgroup barrier after the slowest of all eight. That is the likeliest reason
-// why no form of the working threads' loop tried in gpu-next41 moved the 4.6 us o phase: the idle
-// warps' unchanged loop. They compute nothing that is used, so the bits do not change.
 #ifndef ARBOR_MK_O_SKIP_IDLE
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_O_SKIP_IDLE 1
+#else
 #define ARBOR_MK_O_SKIP_IDLE 0
+#endif
 #endif
 static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_O_SKIP_IDLE is 0 or 1");
 
