@@ -344,8 +344,8 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
 #if ARBOR_MK_SCORE_UNROLL
-    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form.
-    if (hdk == 128) {
+    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form (=2: tiles of 8 heads only).
+    if (hdk == 128 && (ARBOR_MK_SCORE_UNROLL == 1 || Ht >= 8)) {
         auto rounds = [&](int stride) {  // a literal where the stride is 128 or 129
             const float* q0 = qs + lane;
             const KT* k1 = kb + lane;

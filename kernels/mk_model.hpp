@@ -684,23 +684,27 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off): a score tile's element loop (mkb::score_tile:
-// lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled whole, the K rows'
-// stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and raw f16 K converted
+// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off; =2 below): a score tile's element loop
+// (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
+// whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and raw f16 K converted
 // eight halves at a time (mkb::f16x8_to_f32, with ARBOR_MK_F16_GROUPS) where each half took
 // fp16_to_f32's select. Each accumulator still takes its elements in order: the bits do not change.
 // Measured in gpu-next41 (docs/BENCHMARKS.md, built as `su3`): exact (331/0 under the plain and
 // the streamed settings, the 128-dim tiny-hd128 cases among them); the attention probe's one-head
 // scores at 229 cells 4.3 to 2.7 us (the level -1.0 to -1.3 us a layer) and qwen3-4b's four-head
 // items at 16384 cells -2.3 to -4.6 us a layer (two probe calls); decode@229 within the spread
-// (H100). Its depth rows are not timed yet. Tried with it and taken out: the o loop of a one-head item at fixed offsets, its loads a
-// round ahead, or with the hardware's conversion alone and a re-run on a NaN o (the o phase stayed
-// at 4.4-4.6 us, or grew); the score tiles' hardware conversion with a re-run on a NaN dot
-// (slower); l by shuffles in the softmax warp (3.8 us where the sum under the V copy costs 1.4).
+// (H100). gpu-next42 (calls 5-6): in the megakernel the one-head scores are slower with it (3.44
+// to 4.02 us a mark, `moer` decode@229; the probe's item differs here), the decode rows at 229
+// +0.01 to +0.05 ms, but `moer` read50@16384 -2.1% in three rounds out of three. =2 takes the form
+// for tiles of 8 heads only (`moer`'s deep and read items), the others as the default's.
+// Tried with it and taken out: the o loop's loads a round ahead, or with the hardware's conversion
+// alone and a re-run on a NaN o (the o phase stayed at 4.4-4.6 us, or grew); the score tiles'
+// hardware conversion with a re-run on a NaN dot (slower); l by shuffles in the softmax warp (3.8
+// us where the sum under the V copy costs 1.4).
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
-static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
+static_assert(ARBOR_MK_SCORE_UNROLL >= 0 && ARBOR_MK_SCORE_UNROLL <= 2, "ARBOR_MK_SCORE_UNROLL is 0, 1 or 2");
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run its V loads,
