@@ -657,6 +657,41 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     }
                 }
             }
+            // =2: also a thread with one head of two dims (ARBOR_MK_O_PAIRS: a 4-byte word holds
+            // its two halves), each dim's chain in cell order as below.
+            if constexpr (ARBOR_MK_O_FIXED == 2 && HM == 1 && DP == 2) {
+                if (eb == 2 && hdv == 128 && e16 && slice < gh) {
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
+                        unsigned w[16];
+                        float ec[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) w[u] = *reinterpret_cast<const unsigned*>(vp + u * 256);
+#pragma unroll
+                        for (int q = 0; q < 4; ++q) {
+                            const float4 e4 = reinterpret_cast<const float4*>(ep)[q];
+                            ec[4 * q] = e4.x, ec[4 * q + 1] = e4.y, ec[4 * q + 2] = e4.z, ec[4 * q + 3] = e4.w;
+                        }
+                        uint16_t lo[16], hi[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) {
+                            lo[u] = static_cast<uint16_t>(w[u] & 0xffffu);
+                            hi[u] = static_cast<uint16_t>(w[u] >> 16);
+                        }
+                        float v0[16], v1[16];
+                        mkb::f16x8_to_f32(lo, v0);
+                        mkb::f16x8_to_f32(lo + 8, v0 + 8);
+                        mkb::f16x8_to_f32(hi, v1);
+                        mkb::f16x8_to_f32(hi + 8, v1 + 8);
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) {
+                            o[0][0] = fmaf(ec[u], v0[u], o[0][0]);
+                            o[0][1] = fmaf(ec[u], v1[u], o[0][1]);
+                        }
+                    }
+                }
+            }
 #endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight

@@ -715,6 +715,8 @@ static_assert(ARBOR_MK_SCORE_UNROLL >= 0 && ARBOR_MK_SCORE_UNROLL <= 2, "ARBOR_M
 //   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
 //   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
 //   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
+//   =2 (gpu-next42, off) also takes a thread with one head of two dims (ARBOR_MK_O_PAIRS: qwen3-4b's
+//   four-head items at depth, whose probe o phase is 5.4 us a chunk).
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
@@ -730,7 +732,7 @@ static_assert(ARBOR_MK_SCORE_UNROLL >= 0 && ARBOR_MK_SCORE_UNROLL <= 2, "ARBOR_M
 #define ARBOR_MK_O_FIXED 0
 #endif
 #endif
-static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
+static_assert(ARBOR_MK_O_FIXED >= 0 && ARBOR_MK_O_FIXED <= 2, "ARBOR_MK_O_FIXED is 0, 1 or 2");
 #ifndef ARBOR_MK_O_SKIP_IDLE
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_O_SKIP_IDLE 1
