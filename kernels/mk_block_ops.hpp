@@ -344,8 +344,8 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
 #pragma unroll
     for (int x = 0; x < D; ++x) v[x] = 0.0f;
 #if ARBOR_MK_SCORE_UNROLL
-    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form (=2: tiles of 8 heads only).
-    if (hdk == 128 && (ARBOR_MK_SCORE_UNROLL == 1 || Ht >= 8)) {
+    // ARBOR_MK_SCORE_UNROLL (mk_model.hpp): the 128-dim form.
+    if (hdk == 128) {
         auto rounds = [&](int stride) {  // a literal where the stride is 128 or 129
             const float* q0 = qs + lane;
             const KT* k1 = kb + lane;
@@ -657,37 +657,37 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     }
                 }
             }
-            // =2: also a thread with one head of two dims (ARBOR_MK_O_PAIRS: a 4-byte word holds
-            // its two halves), each dim's chain in cell order as below.
-            if constexpr (ARBOR_MK_O_FIXED == 2 && HM == 1 && DP == 2) {
+            // =2: also a thread with two or four heads of one dim (qwen3-4b's and `moer`'s
+            // items of 4 and 8 heads at depth): each round's 16 V halves loaded and converted
+            // once, then each head's 16 weights and its chain in cell order. A thread's heads past
+            // gh repeat the last one (no branch), as ARBOR_MK_ATTN_O_GROUPS does; their o are not
+            // written.
+            if constexpr (ARBOR_MK_O_FIXED == 2 && (HM == 2 || HM == 4) && DP == 1) {
                 if (eb == 2 && hdv == 128 && e16 && slice < gh) {
                     const uint8_t* vp = vcol;
-                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
-                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
-                        unsigned w[16];
-                        float ec[16];
+                    const float* ep[HM];
 #pragma unroll
-                        for (int u = 0; u < 16; ++u) w[u] = *reinterpret_cast<const unsigned*>(vp + u * 256);
+                    for (int k = 0; k < HM; ++k) {
+                        const int hk = slice + k * slices;
+                        ep[k] = sc + (hk < gh ? hk : gh - 1) * mkm::kChunk + c0;  // 16-byte aligned
+                    }
+                    for (; j + 16 <= np; j += 16, vp += 16 * 256) {
+                        uint16_t rc[16];
 #pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            const float4 e4 = reinterpret_cast<const float4*>(ep)[q];
-                            ec[4 * q] = e4.x, ec[4 * q + 1] = e4.y, ec[4 * q + 2] = e4.z, ec[4 * q + 3] = e4.w;
-                        }
-                        uint16_t lo[16], hi[16];
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+                        float v[16];
+                        mkb::f16x8_to_f32(rc, v);
+                        mkb::f16x8_to_f32(rc + 8, v + 8);
 #pragma unroll
-                        for (int u = 0; u < 16; ++u) {
-                            lo[u] = static_cast<uint16_t>(w[u] & 0xffffu);
-                            hi[u] = static_cast<uint16_t>(w[u] >> 16);
-                        }
-                        float v0[16], v1[16];
-                        mkb::f16x8_to_f32(lo, v0);
-                        mkb::f16x8_to_f32(lo + 8, v0 + 8);
-                        mkb::f16x8_to_f32(hi, v1);
-                        mkb::f16x8_to_f32(hi + 8, v1 + 8);
+                        for (int k = 0; k < HM; ++k) {
+                            float ec[16];
 #pragma unroll
-                        for (int u = 0; u < 16; ++u) {
-                            o[0][0] = fmaf(ec[u], v0[u], o[0][0]);
-                            o[0][1] = fmaf(ec[u], v1[u], o[0][1]);
+                            for (int q = 0; q < 4; ++q) {
+                                const float4 e4 = reinterpret_cast<const float4*>(ep[k] + j)[q];
+                                ec[4 * q] = e4.x, ec[4 * q + 1] = e4.y, ec[4 * q + 2] = e4.z, ec[4 * q + 3] = e4.w;
+                            }
+#pragma unroll
+                            for (int u = 0; u < 16; ++u) o[k][0] = fmaf(ec[u], v[u], o[k][0]);
                         }
                     }
                 }

@@ -373,21 +373,12 @@ enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 
 // than workgroups (a decode step) splits each chunk's heads over up to `group` items, the
 // largest divisor p of group that keeps the items within the grid and each part's output span
 // ((group / p) * hd_v values) whole Q8A blocks, which a one-chunk item quantizes itself. The
-// bits do not change: each head's arithmetic is the same whichever item runs it.
-// ARBOR_MK_ITEM_HEADS_MIN=H (gpu-next42, 1 = the default): parts of at least H heads (the whole
-// group where it has fewer), so a decode item of 128-dim heads busies both halves of its
-// workgroup's threads in the o loop (one head leaves threads 128-255 idle) and stages its K and V
-// once for H heads: fewer items, each longer. The same bits, as above.
-#ifndef ARBOR_MK_ITEM_HEADS_MIN
-#define ARBOR_MK_ITEM_HEADS_MIN 1
-#endif
-static_assert(ARBOR_MK_ITEM_HEADS_MIN >= 1, "ARBOR_MK_ITEM_HEADS_MIN is at least 1");
+// bits do not change: each head's arithmetic is the same whichever item runs it. (Two heads an
+// item at least, ARBOR_MK_ITEM_HEADS_MIN=2 in commit eefce95: the probe's level +0.2 to +0.5 us.)
 inline int attn_head_parts(long long chunk_items, long long group, long long hd_v, long long workgroups) {
     int best = 1;
     for (long long p = 2; p <= group; ++p)
-        if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0 &&
-            group / p >= (group < ARBOR_MK_ITEM_HEADS_MIN ? group : ARBOR_MK_ITEM_HEADS_MIN))
-            best = static_cast<int>(p);
+        if (group % p == 0 && chunk_items * p <= workgroups && (group / p) * hd_v % 32 == 0) best = static_cast<int>(p);
     return best;
 }
 
@@ -684,19 +675,22 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off; =2 below): a score tile's element loop
+// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
-// whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and raw f16 K converted
-// eight halves at a time (mkb::f16x8_to_f32, with ARBOR_MK_F16_GROUPS) where each half took
-// fp16_to_f32's select. Each accumulator still takes its elements in order: the bits do not change.
+// whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and
+// raw f16 K converted eight halves at a time (mkb::f16x8_to_f32, with ARBOR_MK_F16_GROUPS) where
+// each half took fp16_to_f32's select. Each accumulator still takes its elements in order: the bits
+// do not change.
 // Measured in gpu-next41 (docs/BENCHMARKS.md, built as `su3`): exact (331/0 under the plain and
 // the streamed settings, the 128-dim tiny-hd128 cases among them); the attention probe's one-head
 // scores at 229 cells 4.3 to 2.7 us (the level -1.0 to -1.3 us a layer) and qwen3-4b's four-head
 // items at 16384 cells -2.3 to -4.6 us a layer (two probe calls); decode@229 within the spread
 // (H100). gpu-next42 (calls 5-6): in the megakernel the one-head scores are slower with it (3.44
 // to 4.02 us a mark, `moer` decode@229; the probe's item differs here), the decode rows at 229
-// +0.01 to +0.05 ms, but `moer` read50@16384 -2.1% in three rounds out of three. =2 takes the form
-// for tiles of 8 heads only (`moer`'s deep and read items), the others as the default's.
+// +0.01 to +0.05 ms, but `moer` read50@16384 -2.1% in three rounds out of three. Limited to tiles
+// of 8 heads (call 9, commit cd7e9b3): exact, `moer` read50@16384 -1.5% and prefill256@16384
+// -0.5%, but decode@16384 +0.1 to +0.18 ms on both shapes (qwen3-4b's tiles unchanged: code
+// layout): not taken.
 // Tried with it and taken out: the o loop's loads a round ahead, or with the hardware's conversion
 // alone and a re-run on a NaN o (the o phase stayed at 4.4-4.6 us, or grew); the score tiles'
 // hardware conversion with a re-run on a NaN dot (slower); l by shuffles in the softmax warp (3.8
@@ -704,7 +698,7 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_SCORE_UNROLL
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
-static_assert(ARBOR_MK_SCORE_UNROLL >= 0 && ARBOR_MK_SCORE_UNROLL <= 2, "ARBOR_MK_SCORE_UNROLL is 0, 1 or 2");
+static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run its V loads,
@@ -715,8 +709,10 @@ static_assert(ARBOR_MK_SCORE_UNROLL >= 0 && ARBOR_MK_SCORE_UNROLL <= 2, "ARBOR_M
 //   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
 //   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
 //   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
-//   =2 (gpu-next42, off) also takes a thread with one head of two dims (ARBOR_MK_O_PAIRS: qwen3-4b's
-//   four-head items at depth, whose probe o phase is 5.4 us a chunk).
+//   =2 (gpu-next42, off) also takes a thread with two or four heads of one dim (qwen3-4b's four-
+//   head and `moer`'s eight-head items at depth, whose probe o phases are 5.4 and 7.0 us a chunk).
+//   (A form for one head of two dims, ARBOR_MK_O_PAIRS, did nothing: those are items of 16 heads
+//   or more, which the probe's decode levels do not have; commit 79c2343 has it.)
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
