@@ -669,13 +669,14 @@ constexpr long long kMkDownSplitTokens = 8;
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
 // head: 229 cells, 29 rounds of 8 cells, each round's V and weight loads then its 8 dependent
 // multiply-adds) unrolls two rounds, so the compiler may issue the next round's loads before this
-// round's chain. The same multiply-adds in the same order: the bits do not change. The o phase
-// of that item is 4.5 us (`moer`, gpu-next25) for a chain of 229 multiply-adds (about 0.5 us).
+// round's chain. The same multiply-adds in the same order: the bits do not change. (Measured
+// before ARBOR_MK_O_FIXED, whose rounds of 16 now take such a thread's 128-dim f16 cells: with
+// it on, this loop runs at most one round of 8 there.)
 #ifndef ARBOR_MK_O_UNROLL2
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, prepared, off): a score tile's element loop
+// ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
 // whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and
 // raw f16 K converted eight halves at a time (mkb::f16x8_to_f32, with ARBOR_MK_F16_GROUPS) where
@@ -692,7 +693,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // -0.5%, but decode@16384 +0.1 to +0.18 ms on both shapes (qwen3-4b's tiles unchanged: code
 // layout): not taken.
 // Tried with it and taken out: the o loop's loads a round ahead, or with the hardware's conversion
-// alone and a re-run on a NaN o (the o phase stayed at 4.4-4.6 us, or grew); the score tiles'
+// alone and a re-run on a NaN o (the o phase stayed at 4.4-4.6 us, or grew; measured while the
+// idle warps still ran the loop, before ARBOR_MK_O_SKIP_IDLE below); the score tiles'
 // hardware conversion with a re-run on a NaN dot (slower); l by shuffles in the softmax warp (3.8
 // us where the sum under the V copy costs 1.4).
 #ifndef ARBOR_MK_SCORE_UNROLL
@@ -701,18 +703,21 @@ constexpr long long kMkDownSplitTokens = 8;
 static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
-//   128-dim head leaves threads 128-255 without one) skip the loop. They used to run its V loads,
-//   conversions and NaN checks for every cell, skipping only the multiply-adds, on the same
-//   schedulers as the four working warps, and the phase ended at the barrier after the slowest of
-//   all eight: why no form of the working threads' loop tried in gpu-next41 moved it.
+//   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
+//   for every cell (with ARBOR_MK_ATTN_O_GROUPS, on the last head's weights; without it, all but
+//   the multiply-adds), on the same schedulers as the four working warps, and the phase ended at
+//   the barrier after the slowest of all eight: why no form of the working threads' loop tried in
+//   gpu-next41 moved it.
 // - O_FIXED: a thread with one head of one dim and f16 cells of 128 dims takes rounds of 16 cells
 //   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
 //   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
 //   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
 //   =2 (gpu-next42, off) also takes a thread with two or four heads of one dim (qwen3-4b's four-
-//   head and `moer`'s eight-head items at depth, whose probe o phases are 5.4 and 7.0 us a chunk).
-//   (A form for one head of two dims, ARBOR_MK_O_PAIRS, did nothing: those are items of 16 heads
-//   or more, which the probe's decode levels do not have; commit 79c2343 has it.)
+//   head and `moer`'s eight-head items at depth). Exact (331/0 plain and streamed); against =1 in
+//   one call, three rounds (H100, BENCHMARKS gpu-next42 call 11): qwen3-4b decode@16384 -0.04 to
+//   -0.11 ms, but `moer` decode@16384 +0.01 to +0.09 and qwen3-4b decode@229 +0.00 to +0.05, the
+//   reads unchanged: not taken. (An earlier =2 for one head of two dims, commit 79c2343, was dead
+//   code: the dispatch instantiates two-dim forms only as <4, 2> and <8, 2>.)
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
