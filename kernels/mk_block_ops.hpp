@@ -634,16 +634,18 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             int j = 0;
 #if ARBOR_MK_O_FIXED
             // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
-            // offsets (one address a round); the rounds of 8 below take the rest.
+            // offsets (one address a round); the rounds of 8 below take the rest. (`slice < gh`
+            // in the tests: for ARBOR_MK_O_SKIP_IDLE=0.)
+            constexpr int kRow = 128 * 2;  // vrow where the forms run (eb == 2, hdv == 128)
             if constexpr (HM == 1 && DP == 1) {
                 if (eb == 2 && hdv == 128 && e16 && slice < gh) {
                     const uint8_t* vp = vcol;
                     const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
-                    for (; j + 16 <= np; j += 16, vp += 16 * 256, ep += 16) {
+                    for (; j + 16 <= np; j += 16, vp += 16 * kRow, ep += 16) {
                         uint16_t rc[16];
                         float ec[16];
 #pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * kRow);
 #pragma unroll
                         for (int q = 0; q < 4; ++q) {
                             const float4 w = reinterpret_cast<const float4*>(ep)[q];
@@ -671,10 +673,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         const int hk = slice + k * slices;
                         ep[k] = sc + (hk < gh ? hk : gh - 1) * mkm::kChunk + c0;  // 16-byte aligned
                     }
-                    for (; j + 16 <= np; j += 16, vp += 16 * 256) {
+                    for (; j + 16 <= np; j += 16, vp += 16 * kRow) {
                         uint16_t rc[16];
 #pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * 256);
+                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * kRow);
                         float v[16];
                         mkb::f16x8_to_f32(rc, v);
                         mkb::f16x8_to_f32(rc + 8, v + 8);
