@@ -690,8 +690,8 @@ constexpr long long kMkDownSplitTokens = 8;
 // to 4.02 us a mark, `moer` decode@229; the probe's item differs here), the decode rows at 229
 // +0.01 to +0.05 ms, but `moer` read50@16384 -2.1% in three rounds out of three. Limited to tiles
 // of 8 heads (call 9, commit cd7e9b3): exact, `moer` read50@16384 -1.5% and prefill256@16384
-// -0.5%, but decode@16384 +0.1 to +0.18 ms on both shapes (qwen3-4b's tiles unchanged: code
-// layout): not taken.
+// -0.5%, but decode@16384 +0.08 to +0.18 ms on both shapes, qwen3-4b's tiles unchanged (ptxas
+// gives attn_chunk_cells<DenseCells> 68 more bytes of spill loads): not taken.
 // Tried with it and taken out: the o loop's loads a round ahead, or with the hardware's conversion
 // alone and a re-run on a NaN o (the o phase stayed at 4.4-4.6 us, or grew; measured while the
 // idle warps still ran the loop, before ARBOR_MK_O_SKIP_IDLE below); the score tiles'
