@@ -659,12 +659,12 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     }
                 }
             }
-            // =2: also a thread with two or four heads of one dim (qwen3-4b's and `moer`'s
-            // items of 4 and 8 heads at depth): each round's 16 V halves loaded and converted
-            // once, then each head's 16 weights and its chain in cell order. A thread's heads past
-            // gh repeat the last one (no branch), as ARBOR_MK_ATTN_O_GROUPS does; their o are not
-            // written.
-            if constexpr (ARBOR_MK_O_FIXED == 2 && (HM == 2 || HM == 4) && DP == 1) {
+            // =2: also a thread with two heads of one dim (qwen3-4b's items of 4 heads at
+            // depth): each round's 16 V halves loaded and converted once, then each head's 16
+            // weights and its chain in cell order. A thread's heads past gh repeat the last one
+            // (no branch), as ARBOR_MK_ATTN_O_GROUPS does; their o are not written. (The HM = 4
+            // form is e9aef91's; see mk_model.hpp.)
+            if constexpr (ARBOR_MK_O_FIXED == 2 && HM == 2 && DP == 1) {
                 if (eb == 2 && hdv == 128 && e16 && slice < gh) {
                     const uint8_t* vp = vcol;
                     const float* ep[HM];

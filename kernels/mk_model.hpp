@@ -712,12 +712,15 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 //   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
 //   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
 //   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
-//   =2 (gpu-next42, off) also takes a thread with two or four heads of one dim (qwen3-4b's four-
-//   head and `moer`'s eight-head items at depth). Exact (331/0 plain and streamed); against =1 in
-//   one call, three rounds (H100, BENCHMARKS gpu-next42 call 11): qwen3-4b decode@16384 -0.04 to
-//   -0.11 ms, but `moer` decode@16384 +0.01 to +0.09 and qwen3-4b decode@229 +0.00 to +0.05, the
-//   reads unchanged: not taken. (An earlier =2 for one head of two dims, commit 79c2343, was dead
-//   code: the dispatch instantiates two-dim forms only as <4, 2> and <8, 2>.)
+//   =2 (gpu-next42, off, not yet timed in this form) also takes a thread with two heads of one
+//   dim (qwen3-4b's four-head items at depth). Its first form (commit e9aef91) took four heads too
+//   (`moer`'s eight-head items): exact (331/0 plain and streamed); against =1 in one call, three
+//   rounds (H100, BENCHMARKS gpu-next42 call 11): qwen3-4b decode@16384 -0.04 to -0.11 ms, but
+//   `moer` decode@16384 +0.01 to +0.09 and qwen3-4b decode@229 +0.00 to +0.05. ptxas -v put 56
+//   more bytes of spill loads in attn_chunk_cells<DenseCells>, the decode item's own function,
+//   with the four-head form; with two heads alone every function's spills are the default's. (An
+//   earlier =2 for one head of two dims, commit 79c2343, was dead code: the dispatch instantiates
+//   two-dim forms only as <4, 2> and <8, 2>.)
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
