@@ -54,6 +54,21 @@ __device__ inline void f16x8_to_f32(const H* h, float* v) {
 #endif
 }
 
+// ARBOR_MK_O_FIXED's round (attn_o_write): 16 raw halves, row bytes apart from p (a literal
+// row: every load an immediate offset from one address), and 16 floats from 16-byte aligned e.
+template <int Row>
+__device__ inline void f16_rows16(const uint8_t* p, uint16_t* r) {
+#pragma unroll
+    for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(p + u * Row);
+}
+__device__ inline void floats16(const float* e, float* f) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const float4 w = reinterpret_cast<const float4*>(e)[q];
+        f[4 * q] = w.x, f[4 * q + 1] = w.y, f[4 * q + 2] = w.z, f[4 * q + 3] = w.w;
+    }
+}
+
 }  // namespace mkb
 
 // dst[i] = f(src[i]) for n elements, global src to shared dst, with the whole block, every
@@ -644,13 +659,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     for (; j + 16 <= np; j += 16, vp += 16 * kRow, ep += 16) {
                         uint16_t rc[16];
                         float ec[16];
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * kRow);
-#pragma unroll
-                        for (int q = 0; q < 4; ++q) {
-                            const float4 w = reinterpret_cast<const float4*>(ep)[q];
-                            ec[4 * q] = w.x, ec[4 * q + 1] = w.y, ec[4 * q + 2] = w.z, ec[4 * q + 3] = w.w;
-                        }
+                        mkb::f16_rows16<kRow>(vp, rc);
+                        mkb::floats16(ep, ec);
                         float v[16];
                         mkb::f16x8_to_f32(rc, v);
                         mkb::f16x8_to_f32(rc + 8, v + 8);
@@ -675,19 +685,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     }
                     for (; j + 16 <= np; j += 16, vp += 16 * kRow) {
                         uint16_t rc[16];
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) rc[u] = *reinterpret_cast<const uint16_t*>(vp + u * kRow);
+                        mkb::f16_rows16<kRow>(vp, rc);
                         float v[16];
                         mkb::f16x8_to_f32(rc, v);
                         mkb::f16x8_to_f32(rc + 8, v + 8);
 #pragma unroll
                         for (int k = 0; k < HM; ++k) {
                             float ec[16];
-#pragma unroll
-                            for (int q = 0; q < 4; ++q) {
-                                const float4 e4 = reinterpret_cast<const float4*>(ep[k] + j)[q];
-                                ec[4 * q] = e4.x, ec[4 * q + 1] = e4.y, ec[4 * q + 2] = e4.z, ec[4 * q + 3] = e4.w;
-                            }
+                            mkb::floats16(ep[k] + j, ec);
 #pragma unroll
                             for (int u = 0; u < 16; ++u) o[k][0] = fmaf(ec[u], v[u], o[k][0]);
                         }
