@@ -67,7 +67,8 @@ std::vector<SynthModel> synth_models(bool quick) {
     // qwen2's default mix is its architecture's deep model. flashnext: tiny's mix is the deep
     // model; tiny-k4 (a one-block budget) adds attention that skips whole chunks. qwen3moe tiny-k3
     // routes three experts a token (an odd slot count). qwen3 tiny-hd128 has 128-dim heads, as the
-    // real models do (the attention's paths for them, e.g. ARBOR_MK_SCORE_UNROLL's).
+    // real models do (the attention's paths for them: ARBOR_MK_O_FIXED's, on by default on
+    // NVIDIA, and ARBOR_MK_SCORE_UNROLL's).
     if (quick) return {{"qwen2", "", true}};
     return {{"llama", ""}, {"llama", "F16"}, {"qwen2", "", true}, {"qwen2", "Q8_0"}, {"qwen2", "BF16"},
             {"qwen3", "F32"}, {"qwen3", "", false, "tiny-hd128"}, {"qwen3moe", ""}, {"qwen3moe", "", false, "tiny-k3"}, {"flashnext", "", true}, {"flashnext", "", false, "tiny-k4"}};
