@@ -621,6 +621,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const bool v_bulk = ARBOR_MK_BULK_STAGE && gh <= 8;
     const bool v_evict = ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0;
 #endif
+#if ARBOR_MK_L_UNDER_O
+    // Every head's l thread idle in the o loop (ARBOR_MK_L_UNDER_O, mk_model.hpp): for gh up to
+    // 8 they are lane 0 of warps 8 - gh to 7, the lowest in slice (8 - gh) * 32 / tpr. Only a
+    // thread of one head can leave them so (the other forms' code stays the default's).
+    const bool l_late = HM == 1 && gh <= kMkBlockWarps && (kMkBlockWarps - gh) * 32 / tpr >= gh;
+#else
+    constexpr bool l_late = false;
+#endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete, and the spread
@@ -630,7 +638,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0 && !l_late) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -638,11 +646,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls(sc, ls, n, gh);
+            if (c0 == 0 && !l_late) attn_chunk_ls(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
         pc.mark(kPhAttnVStage);
+#if ARBOR_MK_L_UNDER_O
+        if (c0 == 0 && l_late) attn_chunk_ls(sc, ls, n, gh);  // idle threads, beside the o loop
+#endif
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
             const uint8_t* vcol = stage + dd * eb;
@@ -808,6 +819,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         pc.mark(kPhAttnO);
     }
+    if (l_late) __syncthreads();  // the sums of ARBOR_MK_L_UNDER_O, before the write reads ls
     if (slice < slices) {
         if (s.direct) {
             float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;

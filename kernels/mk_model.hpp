@@ -746,6 +746,22 @@ static_assert(ARBOR_MK_O_FIXED >= 0 && ARBOR_MK_O_FIXED <= 2, "ARBOR_MK_O_FIXED 
 #endif
 static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_O_SKIP_IDLE is 0 or 1");
 
+// ARBOR_MK_L_UNDER_O=1 (gpu-next43, off: not yet measured): in an attention chunk item whose
+// heads' l threads (attn_chunk_ls: head h's is lane h / 8 of warp 7 - h % 8) all hold no head in
+// the o loop, which ARBOR_MK_O_SKIP_IDLE lets them skip (a decode item of one 128-dim head: warp
+// 7 is in slice 1), the sums run after the V stage's barrier, beside the o loop, instead of
+// before it, beside the copy; one more barrier before the write publishes them. With
+// ARBOR_MK_L_UNDER_V the one-head item's V stage waited on the sum of its 229 exponentials (the
+// probe in gpu-next37: the sum takes about 2 us more than the copy), while warps 4-7 now idle
+// through the o loop. The same adds in the same order, read after a barrier: the bits do not
+// change.
+#ifndef ARBOR_MK_L_UNDER_O
+#define ARBOR_MK_L_UNDER_O 0
+#endif
+#if ARBOR_MK_L_UNDER_O && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_SKIP_IDLE)
+#error "ARBOR_MK_L_UNDER_O moves ARBOR_MK_L_UNDER_V's sums into the threads ARBOR_MK_O_SKIP_IDLE leaves idle"
+#endif
+
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
 // stage is a copy whose code was just used: 1, K both times (its data just used too); 2, first
