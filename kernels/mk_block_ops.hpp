@@ -1391,6 +1391,15 @@ __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long it
     const uint8_t* k0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, false);
     block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
     if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
+#if ARBOR_MK_V_EARLY && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // (ARBOR_MK_V_EARLY, mk_model.hpp) The old cells' V rows into the L2, once a chunk.
+    if (threadIdx.x == 32 && c.it.h0 == 0) {
+        const unsigned long long v0 = reinterpret_cast<unsigned long long>(mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, true));
+        const unsigned bytes = static_cast<unsigned>(old) * static_cast<unsigned>(d.hd_v * d.kv_elem_bytes);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(v0 & ~15ull),
+                     "r"((bytes + static_cast<unsigned>(v0 & 15ull) + 15u) & ~15u) : "memory");
+    }
+#endif
 }
 #endif
 

@@ -800,6 +800,20 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
 #endif
+// ARBOR_MK_V_EARLY=1 (gpu-next43, off: not yet measured; with ARBOR_MK_K_EARLY, NVIDIA sm_90):
+// where a workgroup starts its early K copy (mk_attn_k_early), it also asks the L2 for the same
+// old cells' V rows, one bulk prefetch, if its item is its chunk's first head part (a decode item
+// at 229 cells shares its KV head's cells with 7 others on `moer`, 3 on qwen3-4b: one asks). The
+// V stage then copies from the L2: in the megakernel's profile (`moer` decode@229, gpu-next43
+// call 9) it takes 4.7 us without the l sum beside it, where the attention probe's warm level
+// copies the same 58 KiB in 3.5; at 16384 cells the V stage is 7-9 us of a 47-70 us level. A
+// hint: the V copy reads the same bytes wherever they are, so the bits do not change.
+#ifndef ARBOR_MK_V_EARLY
+#define ARBOR_MK_V_EARLY 0
+#endif
+#if ARBOR_MK_V_EARLY && !ARBOR_MK_K_EARLY
+#error "ARBOR_MK_V_EARLY asks for V where ARBOR_MK_K_EARLY copies K"
+#endif
 #if ARBOR_MK_STAGE_TWICE != 0 && ARBOR_MK_STAGE_TWICE != 1 && ARBOR_MK_STAGE_TWICE != 2
 #error "ARBOR_MK_STAGE_TWICE is 0, 1 or 2"
 #endif
