@@ -494,7 +494,8 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 }
 
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
-// in order (one thread). ARBOR_MK_LSUM_V4: 16 cells a round as four 16-byte loads (e 16-byte
+// in order (one thread). V4 (ARBOR_MK_LSUM_V4 by default; ARBOR_MK_L_UNDER_O=2 asks for it in its
+// sums alone): 16 cells a round as four 16-byte loads (e 16-byte
 // aligned), the next round's loads issued before this round's adds, so the loads' latency hides
 // under the chain of adds; the adds are the same, in the same order.
 // No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
@@ -503,29 +504,30 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // attn_chunk_cells, which nests the same assumes, is not known. Without it the default's PTX is
 // byte-identical and the spread's loads are still ld.shared. scripts/ptx-assume-check.sh
 // compares the PTX with and without the assumes and catches such deletions.
+template <bool V4 = ARBOR_MK_LSUM_V4 != 0>
 __device__ inline float attn_chunk_l(const float* e, int n) {
     float l = 0.0f;
     int j = 0;
-#if ARBOR_MK_LSUM_V4
-    if ((reinterpret_cast<unsigned long long>(e) & 15) == 0 && n >= 16) {
-        const float4* e4 = reinterpret_cast<const float4*>(e);
-        float4 a0 = e4[0], a1 = e4[1], a2 = e4[2], a3 = e4[3];
-        for (; j + 16 <= n; j += 16) {
-            const float4 c[4] = {a0, a1, a2, a3};
-            if (j + 32 <= n) {
-                const int w = (j + 16) / 4;
-                a0 = e4[w], a1 = e4[w + 1], a2 = e4[w + 2], a3 = e4[w + 3];
-            }
+    if constexpr (V4) {
+        if ((reinterpret_cast<unsigned long long>(e) & 15) == 0 && n >= 16) {
+            const float4* e4 = reinterpret_cast<const float4*>(e);
+            float4 a0 = e4[0], a1 = e4[1], a2 = e4[2], a3 = e4[3];
+            for (; j + 16 <= n; j += 16) {
+                const float4 c[4] = {a0, a1, a2, a3};
+                if (j + 32 <= n) {
+                    const int w = (j + 16) / 4;
+                    a0 = e4[w], a1 = e4[w + 1], a2 = e4[w + 2], a3 = e4[w + 3];
+                }
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                l = num::add_rn(l, c[k].x);
-                l = num::add_rn(l, c[k].y);
-                l = num::add_rn(l, c[k].z);
-                l = num::add_rn(l, c[k].w);
+                for (int k = 0; k < 4; ++k) {
+                    l = num::add_rn(l, c[k].x);
+                    l = num::add_rn(l, c[k].y);
+                    l = num::add_rn(l, c[k].z);
+                    l = num::add_rn(l, c[k].w);
+                }
             }
         }
     }
-#endif
     for (; j + 8 <= n; j += 8) {
         float e8[8];
 #pragma unroll
@@ -542,10 +544,11 @@ __device__ inline float attn_chunk_l(const float* e, int n) {
 // warp run in its lanes side by side, and a one-head item's sum runs in warp 7, which its o loop
 // leaves idle. Called by the whole workgroup while the first V piece is in flight (attn_o_write);
 // the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
+template <bool V4 = ARBOR_MK_LSUM_V4 != 0>
 __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     for (int h = lane * kMkBlockWarps + (kMkBlockWarps - 1 - warp); h < gh; h += kMkBlockThreads)
-        ls[h] = attn_chunk_l(sc + h * mkm::kChunk, n);
+        ls[h] = attn_chunk_l<V4>(sc + h * mkm::kChunk, n);
 }
 #endif
 
@@ -652,7 +655,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();
         pc.mark(kPhAttnVStage);
 #if ARBOR_MK_L_UNDER_O
-        if (c0 == 0 && l_late) attn_chunk_ls(sc, ls, n, gh);  // idle threads, beside the o loop
+        if (c0 == 0 && l_late)  // idle threads, beside the o loop
+            attn_chunk_ls<ARBOR_MK_LSUM_V4 || ARBOR_MK_L_UNDER_O == 2>(sc, ls, n, gh);
 #endif
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {

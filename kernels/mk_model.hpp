@@ -754,10 +754,13 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // ARBOR_MK_L_UNDER_V the one-head item's V stage waited on the sum of its 229 exponentials (the
 // probe in gpu-next37: the sum takes about 2 us more than the copy), while warps 4-7 now idle
 // through the o loop. The same adds in the same order, read after a barrier: the bits do not
-// change.
+// change. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every other sum as before (the
+// probe, gpu-next43 call 9: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us; but LSUM_V4
+// everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
 #ifndef ARBOR_MK_L_UNDER_O
 #define ARBOR_MK_L_UNDER_O 0
 #endif
+static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UNDER_O is 0, 1 or 2");
 #if ARBOR_MK_L_UNDER_O && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_SKIP_IDLE)
 #error "ARBOR_MK_L_UNDER_O moves ARBOR_MK_L_UNDER_V's sums into the threads ARBOR_MK_O_SKIP_IDLE leaves idle"
 #endif
