@@ -17,6 +17,7 @@
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_phase.hpp"
+#include "mk_prefetch.hpp"
 #include "model/numerics.hpp"
 
 namespace arbor::gpu {
@@ -495,9 +496,9 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
 // in order (one thread). V4 (ARBOR_MK_LSUM_V4 by default; ARBOR_MK_L_UNDER_O=2 asks for it in its
-// sums alone): 16 cells a round as four 16-byte loads (e 16-byte
-// aligned), the next round's loads issued before this round's adds, so the loads' latency hides
-// under the chain of adds; the adds are the same, in the same order.
+// sums alone): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's loads
+// issued before this round's adds, so the loads' latency hides under the chain of adds; the adds
+// are the same, in the same order.
 // No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
 // With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
 // the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in
@@ -544,6 +545,8 @@ __device__ inline float attn_chunk_l(const float* e, int n) {
 // warp run in its lanes side by side, and a one-head item's sum runs in warp 7, which its o loop
 // leaves idle. Called by the whole workgroup while the first V piece is in flight (attn_o_write);
 // the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
+// With ARBOR_MK_L_UNDER_O, where every summing thread skips the o loop, it runs after that barrier
+// instead, beside the loop, and a barrier after the loop publishes ls.
 template <bool V4 = ARBOR_MK_LSUM_V4 != 0>
 __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
@@ -626,8 +629,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
 #if ARBOR_MK_L_UNDER_O
     // Every head's l thread idle in the o loop (ARBOR_MK_L_UNDER_O, mk_model.hpp): for gh up to
-    // 8 they are lane 0 of warps 8 - gh to 7, the lowest in slice (8 - gh) * 32 / tpr. Only a
-    // thread of one head can leave them so (the other forms' code stays the default's).
+    // kMkBlockWarps they are lane 0 of the last gh warps, the lowest in slice
+    // (kMkBlockWarps - gh) * 32 / tpr. That implies a thread of one head; the HM == 1 test only
+    // keeps the other instantiations' code the default's.
     const bool l_late = HM == 1 && gh <= kMkBlockWarps && (kMkBlockWarps - gh) * 32 / tpr >= gh;
 #else
     constexpr bool l_late = false;
@@ -1136,7 +1140,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 //     chains took about 400 (two shared-memory loads a multiply-add).
 //  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
 //     l over the cells in order (with ARBOR_MK_L_UNDER_V, NVIDIA's default: in step 4, while the
-//     first V piece is in flight).
+//     first V piece is in flight; with ARBOR_MK_L_UNDER_O, in a one-head item, beside its o loop).
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
 //     (one V element serves all of them); o stays in registers across pieces.
 //
@@ -1395,14 +1399,12 @@ __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long it
     const uint8_t* k0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, false);
     block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
     if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
-#if ARBOR_MK_V_EARLY && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // (ARBOR_MK_V_EARLY, mk_model.hpp) The old cells' V rows into the L2, once a chunk.
-    if (threadIdx.x == 32 && c.it.h0 == 0) {
-        const unsigned long long v0 = reinterpret_cast<unsigned long long>(mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, true));
-        const unsigned bytes = static_cast<unsigned>(old) * static_cast<unsigned>(d.hd_v * d.kv_elem_bytes);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(v0 & ~15ull),
-                     "r"((bytes + static_cast<unsigned>(v0 & 15ull) + 15u) & ~15u) : "memory");
-    }
+#if ARBOR_MK_V_EARLY
+    // (ARBOR_MK_V_EARLY, mk_model.hpp) The old cells' V rows into the L2, by the item of the
+    // chunk's first head part (where it is a workgroup's first item).
+    if (threadIdx.x == 32 && c.it.h0 == 0)
+        mk_l2_prefetch(mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, true),
+                       static_cast<unsigned long long>(old) * d.hd_v * d.kv_elem_bytes);
 #endif
 }
 #endif

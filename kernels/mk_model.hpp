@@ -753,8 +753,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // before it, beside the copy; one more barrier before the write publishes them. With
 // ARBOR_MK_L_UNDER_V the one-head item's V stage waited on the sum of its 229 exponentials (the
 // probe in gpu-next37: the sum takes about 2 us more than the copy), while warps 4-7 now idle
-// through the o loop. The same adds in the same order, read after a barrier: the bits do not
-// change. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every other sum as before (the
+// through the o loop. (The test is on the threads, not the shape: 64-dim heads of up to 3 an item
+// take it too.) In a profile the sums then fall in the o phase, not the V stage. The same adds in
+// the same order, read after a barrier: the bits do not change. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every other sum as before (the
 // probe, gpu-next43 call 9: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us; but LSUM_V4
 // everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
 #ifndef ARBOR_MK_L_UNDER_O
@@ -806,14 +807,17 @@ static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UN
 // ARBOR_MK_V_EARLY=1 (gpu-next43, off: not yet measured; with ARBOR_MK_K_EARLY, NVIDIA sm_90):
 // where a workgroup starts its early K copy (mk_attn_k_early), it also asks the L2 for the same
 // old cells' V rows, one bulk prefetch, if its item is its chunk's first head part (a decode item
-// at 229 cells shares its KV head's cells with 7 others on `moer`, 3 on qwen3-4b: one asks). The
-// V stage then copies from the L2: in the megakernel's profile (`moer` decode@229, gpu-next43
-// call 9) it takes 4.7 us without the l sum beside it, where the attention probe's warm level
-// copies the same 58 KiB in 3.5; at 16384 cells the V stage is 7-9 us of a 47-70 us level. A
-// hint: the V copy reads the same bytes wherever they are, so the bits do not change.
+// at 229 cells shares its KV head's cells with 7 others on `moer`, 3 on qwen3-4b: at most one
+// asks), in streamed passes too (unlike ARBOR_MK_L2_PREFETCH=2: the item reads these bytes a few
+// us later, evict-first). The V stage then copies from the L2: in the megakernel's profile
+// (`moer` decode@229, gpu-next43 call 9) it takes 4.7 us without the l sum beside it, where the
+// attention probe's warm level copies the same 58 KiB in 3.5; at 16384 cells the V stage is 7-9
+// us of a 47-70 us level. A hint: the V copy reads the same bytes wherever they are, so the bits
+// do not change.
 #ifndef ARBOR_MK_V_EARLY
 #define ARBOR_MK_V_EARLY 0
 #endif
+static_assert(ARBOR_MK_V_EARLY == 0 || ARBOR_MK_V_EARLY == 1, "ARBOR_MK_V_EARLY is 0 or 1");
 #if ARBOR_MK_V_EARLY && !ARBOR_MK_K_EARLY
 #error "ARBOR_MK_V_EARLY asks for V where ARBOR_MK_K_EARLY copies K"
 #endif
