@@ -688,36 +688,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     }
                 }
             }
-            // =2: also a thread with two heads of one dim (qwen3-4b's items of 4 heads at
-            // depth): each round's 16 V halves loaded and converted once, then each head's 16
-            // weights and its chain in cell order. A thread's heads past gh repeat the last one
-            // (no branch), as ARBOR_MK_ATTN_O_GROUPS does; their o are not written. (The HM = 4
-            // form is e9aef91's; see mk_model.hpp.)
-            if constexpr (ARBOR_MK_O_FIXED == 2 && HM == 2 && DP == 1) {
-                if (eb == 2 && hdv == 128 && e16 && slice < gh) {
-                    const uint8_t* vp = vcol;
-                    const float* ep[HM];
-#pragma unroll
-                    for (int k = 0; k < HM; ++k) {
-                        const int hk = slice + k * slices;
-                        ep[k] = sc + (hk < gh ? hk : gh - 1) * mkm::kChunk + c0;  // 16-byte aligned
-                    }
-                    for (; j + 16 <= np; j += 16, vp += 16 * kRow) {
-                        uint16_t rc[16];
-                        mkb::f16_rows16<kRow>(vp, rc);
-                        float v[16];
-                        mkb::f16x8_to_f32(rc, v);
-                        mkb::f16x8_to_f32(rc + 8, v + 8);
-#pragma unroll
-                        for (int k = 0; k < HM; ++k) {
-                            float ec[16];
-                            mkb::floats16(ep[k] + j, ec);
-#pragma unroll
-                            for (int u = 0; u < 16; ++u) o[k][0] = fmaf(ec[u], v[u], o[k][0]);
-                        }
-                    }
-                }
-            }
 #endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
             // conversion) and weights are loaded together, then each head's o takes the eight

@@ -712,15 +712,13 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 //   whose V halves and weights are loaded at fixed offsets from one address a round (the default's
 //   rounds of 8 multiply each load's address by the run-time row stride). gpu-next41's form tested
 //   `vrow == 256`, which also held for 64-dim f32 rows (81 cases failed); this one tests eb and hdv.
-//   =2 (gpu-next42, off, not yet timed in this form) also takes a thread with two heads of one
-//   dim (qwen3-4b's four-head items at depth). Its first form (commit e9aef91) took four heads too
-//   (`moer`'s eight-head items): exact (331/0 plain and streamed); against =1 in one call, three
-//   rounds (H100, BENCHMARKS gpu-next42 call 11): qwen3-4b decode@16384 -0.04 to -0.11 ms, but
-//   `moer` decode@16384 +0.01 to +0.09 and qwen3-4b decode@229 +0.00 to +0.05. ptxas -v put 56
-//   more bytes of spill loads in attn_chunk_cells<DenseCells>, the decode item's own function,
-//   with the four-head form; with two heads alone every function's spills are the default's. (An
-//   earlier =2 for one head of two dims, commit 79c2343, was dead code: the dispatch instantiates
-//   two-dim forms only as <4, 2> and <8, 2>.)
+//   A =2 (out of the source) took the same rounds for threads of two or four heads of one dim (the
+//   4- and 8-head items at depth). Exact (331/0 plain and streamed), it lost in both its forms:
+//   with four heads (commit e9aef91, gpu-next42 call 11) qwen3-4b decode@16384 -0.04 to -0.11 ms
+//   but `moer` decode@16384 +0.01 to +0.09; with two heads alone (commit e5787e4; no spill moved,
+//   ptxas -v), gpu-next43 call 9: qwen3-4b decode@16384 +0.01 to +0.11, `moer` decode@229 +0.05
+//   to +0.13. (An earlier =2 for one head of two dims, commit 79c2343, was dead code: the
+//   dispatch instantiates two-dim forms only as <4, 2> and <8, 2>.)
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
@@ -736,7 +734,7 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #define ARBOR_MK_O_FIXED 0
 #endif
 #endif
-static_assert(ARBOR_MK_O_FIXED >= 0 && ARBOR_MK_O_FIXED <= 2, "ARBOR_MK_O_FIXED is 0, 1 or 2");
+static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
 #ifndef ARBOR_MK_O_SKIP_IDLE
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_O_SKIP_IDLE 1
@@ -746,18 +744,20 @@ static_assert(ARBOR_MK_O_FIXED >= 0 && ARBOR_MK_O_FIXED <= 2, "ARBOR_MK_O_FIXED 
 #endif
 static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_O_SKIP_IDLE is 0 or 1");
 
-// ARBOR_MK_L_UNDER_O=1 (gpu-next43, off: not yet measured): in an attention chunk item whose
-// heads' l threads (attn_chunk_ls: head h's is lane h / 8 of warp 7 - h % 8) all hold no head in
-// the o loop, which ARBOR_MK_O_SKIP_IDLE lets them skip (a decode item of one 128-dim head: warp
-// 7 is in slice 1), the sums run after the V stage's barrier, beside the o loop, instead of
-// before it, beside the copy; one more barrier before the write publishes them. With
-// ARBOR_MK_L_UNDER_V the one-head item's V stage waited on the sum of its 229 exponentials (the
-// probe in gpu-next37: the sum takes about 2 us more than the copy), while warps 4-7 now idle
-// through the o loop. (The test is on the threads, not the shape: 64-dim heads of up to 3 an item
-// take it too.) In a profile the sums then fall in the o phase, not the V stage. The same adds in
-// the same order, read after a barrier: the bits do not change. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every other sum as before (the
-// probe, gpu-next43 call 9: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us; but LSUM_V4
-// everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
+// ARBOR_MK_L_UNDER_O=1 (gpu-next43, off: not taken): in an attention chunk item whose heads' l
+// threads (attn_chunk_ls: head h's is lane h / 8 of warp 7 - h % 8) all hold no head in the o
+// loop, which ARBOR_MK_O_SKIP_IDLE lets them skip (a decode item of one 128-dim head: warp 7 is in
+// slice 1), the sums run after the V stage's barrier, beside the o loop, instead of before it,
+// beside the copy; one more barrier before the write publishes them. (The test is on the threads,
+// not the shape: 64-dim heads of up to 3 an item take it too.) In a profile the sums then fall in
+// the o phase, not the V stage. The same adds in the same order, read after a barrier: the bits
+// do not change. Measured (H100, gpu-next43 call 9, against main, three rounds): the probe's V
+// stage 5.36 to 3.46 us but its o phase 2.73 to 3.45 (the sum outlasts the loop); in the
+// megakernel the V stage only 5.30 to 4.74 (there the copy holds it); `moer` decode@229 -0.02 to
+// -0.08 ms, qwen3-4b +0.02 to +0.07. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every
+// other sum as before (the probe: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us, but
+// LSUM_V4 everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
+// Not yet run in the megakernel: `lv` (=1, LSUM_V4 and ARBOR_MK_V_EARLY) is GPU.md's Next item 1.
 #ifndef ARBOR_MK_L_UNDER_O
 #define ARBOR_MK_L_UNDER_O 0
 #endif
