@@ -17,7 +17,6 @@
 #include "mk_model.hpp"
 #include "mk_model_ops.hpp"
 #include "mk_phase.hpp"
-#include "mk_prefetch.hpp"
 #include "model/numerics.hpp"
 
 namespace arbor::gpu {
@@ -1369,13 +1368,6 @@ __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long it
     const uint8_t* k0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, false);
     block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
     if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
-#if ARBOR_MK_V_EARLY
-    // (ARBOR_MK_V_EARLY, mk_model.hpp) The old cells' V rows into the L2, by the item of the
-    // chunk's first head part (where it is a workgroup's first item).
-    if (threadIdx.x == 32 && c.it.h0 == 0)
-        mk_l2_prefetch(mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, true),
-                       static_cast<unsigned long long>(old) * d.hd_v * d.kv_elem_bytes);
-#endif
 }
 #endif
 

@@ -757,7 +757,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // -0.08 ms, qwen3-4b +0.02 to +0.07. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every
 // other sum as before (the probe: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us, but
 // LSUM_V4 everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
-// Not yet run in the megakernel: `lv` (=1, LSUM_V4 and ARBOR_MK_V_EARLY) is GPU.md's Next item 1.
+// With LSUM_V4 (`lo4`, built in gpu-next44) not yet run in the megakernel.
 #ifndef ARBOR_MK_L_UNDER_O
 #define ARBOR_MK_L_UNDER_O 0
 #endif
@@ -791,6 +791,9 @@ static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UN
 // Exact (356/0, 25/0, and with ARBOR_GPU_KV_STREAM=1); H100, against main in one call, four
 // rounds: `moer` decode@229 -0.06 to -0.14 ms, qwen3-4b decode@229 -0.02 to -0.09, `moer`
 // decode@16384 -0.08 to -0.09 (docs/BENCHMARKS.md "gpu-next36"). -DARBOR_MK_K_EARLY=0 turns it off.
+// Asking the L2 for the same cells' V rows there too (ARBOR_MK_V_EARLY, gpu-next43; 95f5e1c has it)
+// left the V stage as long (`moer` decode@229, 4.58 to 4.63 us a mark: its length is not L2 misses)
+// and, with LSUM_V4 and L_UNDER_O=1, decode@16384 +0.4 to +0.7 ms (gpu-next44 call 3). Out.
 #ifndef ARBOR_MK_K_EARLY
 #if ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_STAGE_TWICE && !ARBOR_MK_SMEM_DESC && !ARBOR_MK_BULK_STAGE
 #define ARBOR_MK_K_EARLY 1
@@ -803,23 +806,6 @@ static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UN
 #endif
 #if ARBOR_MK_STAGE_TWICE && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_TWICE repeats ARBOR_MK_ASYNC_STAGE's raw K copy"
-#endif
-// ARBOR_MK_V_EARLY=1 (gpu-next43, off: not yet measured; with ARBOR_MK_K_EARLY, NVIDIA sm_90):
-// where a workgroup starts its early K copy (mk_attn_k_early), it also asks the L2 for the same
-// old cells' V rows, one bulk prefetch, if its item is its chunk's first head part (a decode item
-// at 229 cells shares its KV head's cells with 7 others on `moer`, 3 on qwen3-4b: at most one
-// asks), in streamed passes too (unlike ARBOR_MK_L2_PREFETCH=2: the item reads these bytes a few
-// us later, evict-first). The V stage then copies from the L2: in the megakernel's profile
-// (`moer` decode@229, gpu-next43 call 9) it takes 4.7 us without the l sum beside it, where the
-// attention probe's warm level copies the same 58 KiB in 3.5; at 16384 cells the V stage is 7-9
-// us of a 47-70 us level. A hint: the V copy reads the same bytes wherever they are, so the bits
-// do not change.
-#ifndef ARBOR_MK_V_EARLY
-#define ARBOR_MK_V_EARLY 0
-#endif
-static_assert(ARBOR_MK_V_EARLY == 0 || ARBOR_MK_V_EARLY == 1, "ARBOR_MK_V_EARLY is 0 or 1");
-#if ARBOR_MK_V_EARLY && !ARBOR_MK_K_EARLY
-#error "ARBOR_MK_V_EARLY asks for V where ARBOR_MK_K_EARLY copies K"
 #endif
 #if ARBOR_MK_STAGE_TWICE != 0 && ARBOR_MK_STAGE_TWICE != 1 && ARBOR_MK_STAGE_TWICE != 2
 #error "ARBOR_MK_STAGE_TWICE is 0, 1 or 2"
