@@ -504,7 +504,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // attn_chunk_cells, which nests the same assumes, is not known. Without it the default's PTX is
 // byte-identical and the spread's loads are still ld.shared. scripts/ptx-assume-check.sh
 // compares the PTX with and without the assumes and catches such deletions.
-template <bool V4 = ARBOR_MK_LSUM_V4 != 0>
+template <bool V4 = ARBOR_MK_LSUM_V4 == 1>
 __device__ inline float attn_chunk_l(const float* e, int n) {
     float l = 0.0f;
     int j = 0;
@@ -546,7 +546,7 @@ __device__ inline float attn_chunk_l(const float* e, int n) {
 // the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
 // With ARBOR_MK_L_UNDER_O, where every summing thread skips the o loop, it runs after that barrier
 // instead, beside the loop, and a barrier after the loop publishes ls.
-template <bool V4 = ARBOR_MK_LSUM_V4 != 0>
+template <bool V4 = ARBOR_MK_LSUM_V4 == 1>
 __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     for (int h = lane * kMkBlockWarps + (kMkBlockWarps - 1 - warp); h < gh; h += kMkBlockThreads)
@@ -635,6 +635,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #else
     constexpr bool l_late = false;
 #endif
+#if ARBOR_MK_L_UNDER_V
+    // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of the two-dim forms alone)
+    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
+#endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
         __syncthreads();  // (first piece: the exponentials of step 3 are complete, and the spread
@@ -644,7 +648,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !l_late) attn_chunk_ls(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0 && !l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -652,14 +656,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !l_late) attn_chunk_ls(sc, ls, n, gh);
+            if (c0 == 0 && !l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
         pc.mark(kPhAttnVStage);
 #if ARBOR_MK_L_UNDER_O
         if (c0 == 0 && l_late)  // idle threads, beside the o loop
-            attn_chunk_ls<ARBOR_MK_LSUM_V4 || ARBOR_MK_L_UNDER_O == 2>(sc, ls, n, gh);
+            attn_chunk_ls<ARBOR_MK_LSUM_V4 == 1 || ARBOR_MK_L_UNDER_O == 2>(sc, ls, n, gh);
 #endif
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {

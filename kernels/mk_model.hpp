@@ -625,9 +625,16 @@ constexpr long long kMkDownSplitTokens = 8;
 // round's adds (mkb attn_chunk_l); the same adds in the same order, so the bits do not change.
 // At 229 cells the one-head decode item's softmax phase is 3.4 us (`moer`, gpu-next25), of which
 // the 229 dependent adds are about 0.5 and their loads, eight at a time, up to as much again.
+// =1 everywhere (gpu-next44 call 14, H100, three rounds against main, exact 331/0 and 19/0):
+// read50@16384 -2.5% (`moer`) and -1.5% (qwen3-4b), the reads' V stage (the sums beside the copy)
+// 3.39 to 2.75 us a mark; but decode@16384 +0.10 to +0.19 ms on both shapes and the one-head
+// decode item's V stage 4.55 to 5.92 us (`moer` decode@229). =2: the 16-cell rounds only in the
+// sums of attn_o_write's two-dim forms (DP = 2, ARBOR_MK_O_PAIRS: items of 16 rows or more, the
+// reads' and prefills'), every decode item's sums as before.
 #ifndef ARBOR_MK_LSUM_V4
 #define ARBOR_MK_LSUM_V4 0
 #endif
+static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
 // ARBOR_MK_SOFTMAX_SPREAD=1: an attention chunk item of fewer heads than warps (a decode item of
 // one to four) spreads each head's max and exponentials over all its warps, not one
 // (attn_softmax_spread); each exponential is the same, and the max differs at most in the sign
