@@ -494,10 +494,10 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 }
 
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
-// in order (one thread). V4 (ARBOR_MK_LSUM_V4 by default; ARBOR_MK_L_UNDER_O=2 asks for it in its
-// sums alone): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's loads
-// issued before this round's adds, so the loads' latency hides under the chain of adds; the adds
-// are the same, in the same order.
+// in order (one thread). V4 (by default with ARBOR_MK_LSUM_V4=1; =2 asks for it in attn_o_write's
+// two-dim forms, ARBOR_MK_L_UNDER_O=2 in its late sums): 16 cells a round as four 16-byte loads
+// (e 16-byte aligned), the next round's loads issued before this round's adds, so the loads'
+// latency hides under the chain of adds; the adds are the same, in the same order.
 // No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
 // With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
 // the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in

@@ -627,7 +627,7 @@ constexpr long long kMkDownSplitTokens = 8;
 // the 229 dependent adds are about 0.5 and their loads, eight at a time, up to as much again.
 // =1 everywhere (gpu-next44 call 14, H100, three rounds against main, exact 331/0 and 19/0):
 // read50@16384 -2.5% (`moer`) and -1.5% (qwen3-4b), the reads' V stage (the sums beside the copy)
-// 3.39 to 2.75 us a mark; but decode@16384 +0.10 to +0.19 ms on both shapes and the one-head
+// 3.39 to 2.75 us a mark; but decode@16384 +0.11 to +0.19 ms on both shapes and the one-head
 // decode item's V stage 4.55 to 5.92 us (`moer` decode@229). =2: the 16-cell rounds only in the
 // sums of attn_o_write's two-dim forms (DP = 2, ARBOR_MK_O_PAIRS: items of 16 rows or more, the
 // reads' and prefills'), every decode item's sums as before.
@@ -671,6 +671,9 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #else
 #define ARBOR_MK_L_UNDER_V 0
 #endif
+#endif
+#if ARBOR_MK_LSUM_V4 == 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
+#error "ARBOR_MK_LSUM_V4=2 is for attn_o_write's two-dim forms' sums: it needs ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
 #endif
 
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
@@ -764,7 +767,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // -0.08 ms, qwen3-4b +0.02 to +0.07. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every
 // other sum as before (the probe: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us, but
 // LSUM_V4 everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
-// With LSUM_V4 (`lo4`, built in gpu-next44) not yet run in the megakernel.
+// `lo4` (=1 with LSUM_V4=1 alone) not yet run in the megakernel.
 #ifndef ARBOR_MK_L_UNDER_O
 #define ARBOR_MK_L_UNDER_O 0
 #endif
