@@ -495,8 +495,7 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
 // in order (one thread). V4 (by default with ARBOR_MK_LSUM_V4=1; =2 asks for it in attn_o_write's
-// two-dim forms, ARBOR_MK_L_UNDER_O=2 in its late sums): 16 cells a round as four 16-byte loads
-// (e 16-byte aligned), the next round's loads issued before this round's adds, so the loads'
+// two-dim forms): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's loads issued before this round's adds, so the loads'
 // latency hides under the chain of adds; the adds are the same, in the same order.
 // No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
 // With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
@@ -544,8 +543,6 @@ __device__ inline float attn_chunk_l(const float* e, int n) {
 // warp run in its lanes side by side, and a one-head item's sum runs in warp 7, which its o loop
 // leaves idle. Called by the whole workgroup while the first V piece is in flight (attn_o_write);
 // the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
-// With ARBOR_MK_L_UNDER_O, where every summing thread skips the o loop, it runs after that barrier
-// instead, beside the loop, and a barrier after the loop publishes ls.
 template <bool V4 = ARBOR_MK_LSUM_V4 == 1>
 __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
@@ -626,15 +623,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const bool v_bulk = ARBOR_MK_BULK_STAGE && gh <= 8;
     const bool v_evict = ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0;
 #endif
-#if ARBOR_MK_L_UNDER_O
-    // Every head's l thread idle in the o loop (ARBOR_MK_L_UNDER_O, mk_model.hpp): for gh up to
-    // kMkBlockWarps they are lane 0 of the last gh warps, the lowest in slice
-    // (kMkBlockWarps - gh) * 32 / tpr. That implies a thread of one head; the HM == 1 test only
-    // keeps the other instantiations' code the default's.
-    const bool l_late = HM == 1 && gh <= kMkBlockWarps && (kMkBlockWarps - gh) * 32 / tpr >= gh;
-#else
-    constexpr bool l_late = false;
-#endif
 #if ARBOR_MK_L_UNDER_V
     // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of the two-dim forms alone)
     constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
@@ -648,7 +636,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -656,15 +644,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
         pc.mark(kPhAttnVStage);
-#if ARBOR_MK_L_UNDER_O
-        if (c0 == 0 && l_late)  // idle threads, beside the o loop
-            attn_chunk_ls<ARBOR_MK_LSUM_V4 == 1 || ARBOR_MK_L_UNDER_O == 2>(sc, ls, n, gh);
-#endif
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
             const uint8_t* vcol = stage + dd * eb;
@@ -800,7 +784,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         pc.mark(kPhAttnO);
     }
-    if (l_late) __syncthreads();  // the sums of ARBOR_MK_L_UNDER_O, before the write reads ls
     if (slice < slices) {
         if (s.direct) {
             float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;
@@ -1113,7 +1096,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 //     chains took about 400 (two shared-memory loads a multiply-add).
 //  3. Per head (warp h): the max (exact), then e_j = exp_f(s_j - m) in place, then lane 0 runs
 //     l over the cells in order (with ARBOR_MK_L_UNDER_V, NVIDIA's default: in step 4, while the
-//     first V piece is in flight; with ARBOR_MK_L_UNDER_O, in a one-head item, beside its o loop).
+//     first V piece is in flight).
 //  4. Per V piece: thread (slice, d) runs o[d] of its heads over the piece's cells in order
 //     (one V element serves all of them); o stays in registers across pieces.
 //

@@ -754,27 +754,13 @@ static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED 
 #endif
 static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_O_SKIP_IDLE is 0 or 1");
 
-// ARBOR_MK_L_UNDER_O=1 (gpu-next43, off: not taken): in an attention chunk item whose heads' l
-// threads (attn_chunk_ls: head h's is lane h / 8 of warp 7 - h % 8) all hold no head in the o
-// loop, which ARBOR_MK_O_SKIP_IDLE lets them skip (a decode item of one 128-dim head: warp 7 is in
-// slice 1), the sums run after the V stage's barrier, beside the o loop, instead of before it,
-// beside the copy; one more barrier before the write publishes them. (The test is on the threads,
-// not the shape: 64-dim heads of up to 3 an item take it too.) In a profile the sums then fall in
-// the o phase, not the V stage. The same adds in the same order, read after a barrier: the bits
-// do not change. Measured (H100, gpu-next43 call 9, against main, three rounds): the probe's V
-// stage 5.36 to 3.46 us but its o phase 2.73 to 3.45 (the sum outlasts the loop); in the
-// megakernel the V stage only 5.30 to 4.74 (there the copy holds it); `moer` decode@229 -0.02 to
-// -0.08 ms, qwen3-4b +0.02 to +0.07. =2: those sums in ARBOR_MK_LSUM_V4's 16-cell rounds, every
-// other sum as before (the probe: LSUM_V4 with =1 took the one-head level -1.3 to -1.9 us, but
-// LSUM_V4 everywhere adds 40 bytes of spill loads to attn_chunk_cells<DenseCells>, ptxas -v).
-// `lo4` (=1 with LSUM_V4=1 alone) not yet run in the megakernel.
-#ifndef ARBOR_MK_L_UNDER_O
-#define ARBOR_MK_L_UNDER_O 0
-#endif
-static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UNDER_O is 0, 1 or 2");
-#if ARBOR_MK_L_UNDER_O && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_SKIP_IDLE)
-#error "ARBOR_MK_L_UNDER_O moves ARBOR_MK_L_UNDER_V's sums into the threads ARBOR_MK_O_SKIP_IDLE leaves idle"
-#endif
+// ARBOR_MK_L_UNDER_O (gpu-next43, out of the source; f206425 has it): a one-head decode item's l
+// sum after the V stage's barrier, beside the o loop in the warp ARBOR_MK_O_SKIP_IDLE leaves idle,
+// one barrier more before the write. The probe's V stage 5.36 to 3.46 us but its o phase 2.73 to
+// 3.45 (the sum outlasts the loop); in the megakernel the V stage 5.30 to 4.74; `moer` decode@229
+// -0.02 to -0.08 ms, qwen3-4b +0.02 to +0.07 (H100, gpu-next43 call 9). Not taken. Its =2 (those
+// sums in LSUM_V4's 16-cell rounds) was not run; beside the V copy those rounds made the one-head
+// sum 1.4 us longer (gpu-next44, `l4`).
 
 // ARBOR_MK_STAGE_TWICE (measurement builds, never a default): a raw-staged decode item runs its
 // K copy's instructions twice, the first run's time in the q phase's clock, so the profile's K
@@ -803,7 +789,7 @@ static_assert(ARBOR_MK_L_UNDER_O >= 0 && ARBOR_MK_L_UNDER_O <= 2, "ARBOR_MK_L_UN
 // decode@16384 -0.08 to -0.09 (docs/BENCHMARKS.md "gpu-next36"). -DARBOR_MK_K_EARLY=0 turns it off.
 // Asking the L2 for the same cells' V rows there too (ARBOR_MK_V_EARLY, gpu-next43; 95f5e1c has it)
 // left the V stage as long (`moer` decode@229, 4.58 to 4.63 us a mark: its length is not L2 misses)
-// and, with LSUM_V4 and L_UNDER_O=1, decode@16384 +0.4 to +0.7 ms (gpu-next44 call 3). Out.
+// and, with LSUM_V4 and ARBOR_MK_L_UNDER_O=1, decode@16384 +0.4 to +0.7 ms (gpu-next44 call 3). Out.
 #ifndef ARBOR_MK_K_EARLY
 #if ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_STAGE_TWICE && !ARBOR_MK_SMEM_DESC && !ARBOR_MK_BULK_STAGE
 #define ARBOR_MK_K_EARLY 1
