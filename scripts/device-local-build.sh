@@ -1,8 +1,8 @@
 #!/bin/bash
 # Builds the CUDA engine here (nvcc, no Qt) with extra CUDA flags, and packs arbor-cli and the GPU
-# exactness programs, stripped and gzipped, into .carry/bin/NAME for a device call, so that the
-# call spends no device time building (a build there takes about 330 s of the session's 1800, and
-# every machine that does not start costs 90-180 s more before it).
+# exactness programs, stripped and packed (xz, else gzip), into .carry/bin/NAME for a device call,
+# so that the call spends no device time building (a build there takes about 330 s of the
+# session's 1800, and every machine that does not start costs 90-180 s more before it).
 # Usage: bash scripts/device-local-build.sh "CUDA FLAGS" [NAME]     e.g.
 #   bash scripts/device-local-build.sh "" main
 #   bash scripts/device-local-build.sh "-DARBOR_MK_SOME_SWITCH=1" sw
@@ -13,8 +13,9 @@
 # About 14 minutes from nothing here (the megakernel's translation unit alone about 12), and two
 # names at once take about as long (gpu-next32), then a relink. The binaries link libstdc++
 # dynamically: they need glibc 2.34 and GLIBCXX_3.4.29 (objdump -T lists what they ask for),
-# which the device image has (gpu-next20 ran them). A build packs to 12-13 MiB. The
-# carry must stay under 64 MiB: with .carry/models whole and a build or more it does not, so this
+# which the device image has (gpu-next20 ran them). A build packs to about 10 MiB by xz (12-13 by
+# gzip; scripts/device-unpack.sh unpacks either there). The carry must stay under 64 MiB: with
+# .carry/models whole and a build or more it does not, so this
 # drops the models the suite does not require (random-llama-bf16, qwen3moe Q2_K and Q3_K_M;
 # tests/gpu/logits_exact_models.cpp lists the required ones): those cases are left out of that
 # call's gpu_logits_exact, and of every later call until `bash scripts/device-carry.sh` puts them
@@ -42,7 +43,10 @@ for f in engine/arbor-cli tests/gpu/gpu_logits_exact tests/gpu/gpu_megakernel_ex
     n=$(basename "$f")
     # Stripped in the build folder, so a build packing at the same time never counts it in .carry/bin.
     strip -o "$build/$n.stripped" "$build/$f"
-    gzip -9c "$build/$n.stripped" >"$dest/$n.gz"
+    # xz where this machine has it (about a quarter smaller than gzip -9: three builds and
+    # .carry/models then fit one call); scripts/device-local-run.sh unpacks either
+    if command -v xz >/dev/null; then xz -9e -T1 -c "$build/$n.stripped" >"$dest/$n.xz"
+    else gzip -9c "$build/$n.stripped" >"$dest/$n.gz"; fi
     rm -f "$build/$n.stripped"
 done
 # What a later session compares with its checkout before carrying the build (docs/GPU.md "Next").

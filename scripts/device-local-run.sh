@@ -7,10 +7,13 @@
 # runs only.
 #   run(command="ARBOR_LR_BUILDS='main ld' bash scripts/device-local-run.sh",
 #       carry=[".carry/models", ".carry/bin/main", ".carry/bin/ld"])
-# The models (about 46 MiB) and one build (12-13 MiB) fill most of the 64 MiB a call carries, so an
-# exactness call carries one build; a later call on the same warm machine finds it unpacked in
-# /tmp/lr-NAME, and a rows call needs no models (carry .carry/bin alone). A build timed but not
-# checked may carry arbor-cli.gz alone (and flags.txt).
+# The models (about 46 MiB whole, 39 with the optional ones aside) and one build (about 10 MiB
+# packed by xz, 12-13 by gzip) fill most of the 64 MiB a call carries, so an exactness call
+# carries one build and, packed by xz, two more without their exactness programs (arbor-cli and
+# flags.txt alone, about 4 MiB each: scripts/device-unpack.sh); a later call on the same warm
+# machine finds a build unpacked in /tmp/lr-NAME, and a rows call needs no models (carry
+# .carry/bin alone). A build timed but not checked may carry arbor-cli.xz (or .gz) alone (and
+# flags.txt).
 # ARBOR_LR_BUILDS: the builds (default every folder in .carry/bin); ARBOR_LR_SETTINGS: environment
 # settings, one a word (VAR=VALUE), each run on every build (default none), or BUILD@VAR=VALUE
 # on that build only (list X_ARBOR_UNSET=1 too for the plain runs: a list of settings replaces
@@ -33,25 +36,27 @@ set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/arbor-shapes
 log() { echo "$*" | tee -a "$OUTDIR/local-run.txt"; }
-BUILDS=${ARBOR_LR_BUILDS:-$(cd .carry/bin 2>/dev/null && for d in */; do [ -f "$d/arbor-cli.gz" ] && echo "${d%/}"; done)}
+BUILDS=${ARBOR_LR_BUILDS:-$(cd .carry/bin 2>/dev/null && for d in */; do [ -f "$d/arbor-cli.xz" ] || [ -f "$d/arbor-cli.gz" ] && echo "${d%/}"; done)}
 BUILDS=$(echo $BUILDS)  # one line, one space between names
 [ -n "$BUILDS" ] || { echo "error: no builds in .carry/bin (scripts/device-local-build.sh \"FLAGS\" NAME makes them)"; exit 2; }
+. "$(dirname "$0")/device-unpack.sh"  # packed, unpack
 for b in $BUILDS; do
     mkdir -p /tmp/lr-$b
     # A carried arbor-cli replaces whatever an earlier call unpacked under this name: its exactness
     # programs and flags must not stand in for the new build's.
-    [ -f .carry/bin/$b/arbor-cli.gz ] && rm -f /tmp/lr-$b/gpu_logits_exact /tmp/lr-$b/gpu_megakernel_exact /tmp/lr-$b/flags.txt
+    [ -n "$(packed .carry/bin/$b/arbor-cli)" ] && rm -f /tmp/lr-$b/gpu_logits_exact /tmp/lr-$b/gpu_megakernel_exact /tmp/lr-$b/flags.txt
     for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
         # A build not carried this call may have been unpacked by an earlier call on this machine
         # (it stays warm 30 s after a call): the models and one build fill a call's 64 MiB.
-        if [ -f .carry/bin/$b/$f.gz ]; then
-            gzip -dc .carry/bin/$b/$f.gz >/tmp/lr-$b/$f && chmod +x /tmp/lr-$b/$f ||
-                { echo "error: unpacking .carry/bin/$b/$f.gz failed"; exit 2; }
+        pk=$(packed .carry/bin/$b/$f)
+        if [ -n "$pk" ]; then
+            unpack "$pk" /tmp/lr-$b/$f && chmod +x /tmp/lr-$b/$f ||
+                { echo "error: unpacking $pk failed"; exit 2; }
         elif [ ! -x /tmp/lr-$b/$f ]; then
             # A rows-only build may carry arbor-cli alone (the exactness loop below says so if
             # it is asked to check one)
             [ "$f" = arbor-cli ] || continue
-            echo "error: no .carry/bin/$b/$f.gz, and no earlier call on this machine unpacked it"; exit 2
+            echo "error: no .carry/bin/$b/$f.xz or .gz, and no earlier call on this machine unpacked it"; exit 2
         fi
     done
     [ -f .carry/bin/$b/flags.txt ] && cp .carry/bin/$b/flags.txt /tmp/lr-$b/
@@ -87,6 +92,7 @@ entries() {
 }
 exact_builds=${ARBOR_LR_EXACT_BUILDS:-$BUILDS}
 exact_settings=${ARBOR_LR_EXACT:-$SETTINGS}
+[ -n "${exact_settings// /}" ] || exact_builds=""  # ARBOR_LR_EXACT=" ": no exactness, and no complaint
 if [ -n "${exact_settings// /}" ] && [ ! -d .carry/models ]; then
     log "exactness: not run (no .carry/models carried; ARBOR_LR_EXACT=\" \" says none)"
     exact_builds=""

@@ -20,12 +20,14 @@ NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sor
 b=${ARBOR_MKNCU_BUILD:-mfix}
 case "$b" in *[!A-Za-z0-9_-]* | "") echo "error: a build's name is letters, digits, '_' and '-' (got '$b')"; exit 2 ;; esac
 mkdir -p /tmp/lr-$b
-if [ -f .carry/bin/$b/arbor-cli.gz ]; then
-    gzip -dc .carry/bin/$b/arbor-cli.gz >/tmp/lr-$b/arbor-cli && chmod +x /tmp/lr-$b/arbor-cli ||
-        { echo "error: unpacking .carry/bin/$b/arbor-cli.gz failed"; exit 2; }
+. "$(dirname "$0")/device-unpack.sh"  # packed, unpack
+pk=$(packed .carry/bin/$b/arbor-cli)
+if [ -n "$pk" ]; then
+    unpack "$pk" /tmp/lr-$b/arbor-cli && chmod +x /tmp/lr-$b/arbor-cli ||
+        { echo "error: unpacking $pk failed"; exit 2; }
 fi
 CLI=/tmp/lr-$b/arbor-cli
-[ -x "$CLI" ] || { echo "error: no .carry/bin/$b/arbor-cli.gz and no /tmp/lr-$b/arbor-cli"; exit 2; }
+[ -x "$CLI" ] || { echo "error: no .carry/bin/$b/arbor-cli.xz or .gz and no /tmp/lr-$b/arbor-cli"; exit 2; }
 . "$(dirname "$0")/device-shapes.sh"
 shapes=${ARBOR_MKNCU_SHAPES:-moer q4b}
 # shellcheck disable=SC2086
