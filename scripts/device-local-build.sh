@@ -14,14 +14,15 @@
 # names at once take about as long (gpu-next32), then a relink. The binaries link libstdc++
 # dynamically: they need glibc 2.34 and GLIBCXX_3.4.29 (objdump -T lists what they ask for),
 # which the device image has (gpu-next20 ran them). A build packs to about 10 MiB by xz (12-13 by
-# gzip; scripts/device-unpack.sh unpacks either there). The carry must stay under 64 MiB: with
+# gzip, or with ARBOR_LOCAL_PACK=gzip; scripts/device-unpack.sh unpacks either there). The carry must stay under 64 MiB: with
 # .carry/models whole and a build or more it does not, so this
 # drops the models the suite does not require (random-llama-bf16, qwen3moe Q2_K and Q3_K_M;
 # tests/gpu/logits_exact_models.cpp lists the required ones): those cases are left out of that
 # call's gpu_logits_exact, and of every later call until `bash scripts/device-carry.sh` puts them
 # back (gpu-next20 ran 356 of 371 cases so). scripts/device-local-run.sh unpacks and runs them: a
-# call that checks exactness carries .carry/models and one build (.carry/bin/NAME, about 62 MiB
-# with the tree), a call that times rows .carry/bin alone.
+# call that checks exactness carries .carry/models and one build (.carry/bin/NAME: about 53 MiB
+# with the tree packed by xz and the six optional models aside, 62 by gzip), and up to two more
+# builds as arbor-cli alone; a call that times rows .carry/bin alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=${1:-}
@@ -43,9 +44,11 @@ for f in engine/arbor-cli tests/gpu/gpu_logits_exact tests/gpu/gpu_megakernel_ex
     n=$(basename "$f")
     # Stripped in the build folder, so a build packing at the same time never counts it in .carry/bin.
     strip -o "$build/$n.stripped" "$build/$f"
-    # xz where this machine has it (about a quarter smaller than gzip -9: three builds and
-    # .carry/models then fit one call); scripts/device-local-run.sh unpacks either
-    if command -v xz >/dev/null; then xz -9e -T1 -c "$build/$n.stripped" >"$dest/$n.xz"
+    # xz where this machine has it, unless ARBOR_LOCAL_PACK=gzip (about a quarter smaller than
+    # gzip -9: .carry/models, one build whole and two as arbor-cli alone then fit one call);
+    # scripts/device-unpack.sh unpacks either on the device
+    if [ "${ARBOR_LOCAL_PACK:-xz}" = xz ] && command -v xz >/dev/null; then
+        xz -9e -T1 -c "$build/$n.stripped" >"$dest/$n.xz"
     else gzip -9c "$build/$n.stripped" >"$dest/$n.gz"; fi
     rm -f "$build/$n.stripped"
 done

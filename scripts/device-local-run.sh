@@ -36,10 +36,11 @@ set -u
 OUTDIR=${OUT:-/tmp/check-out}
 mkdir -p "$OUTDIR" /tmp/arbor-shapes
 log() { echo "$*" | tee -a "$OUTDIR/local-run.txt"; }
-BUILDS=${ARBOR_LR_BUILDS:-$(cd .carry/bin 2>/dev/null && for d in */; do [ -f "$d/arbor-cli.xz" ] || [ -f "$d/arbor-cli.gz" ] && echo "${d%/}"; done)}
+. "$(dirname "$0")/device-unpack.sh"  # packed, unpack, xz_tool
+BUILDS=${ARBOR_LR_BUILDS:-$(cd .carry/bin 2>/dev/null && for d in */; do [ -n "$(packed "$d/arbor-cli")" ] && echo "${d%/}"; done)}
 BUILDS=$(echo $BUILDS)  # one line, one space between names
 [ -n "$BUILDS" ] || { echo "error: no builds in .carry/bin (scripts/device-local-build.sh \"FLAGS\" NAME makes them)"; exit 2; }
-. "$(dirname "$0")/device-unpack.sh"  # packed, unpack
+ls .carry/bin/*/*.xz >/dev/null 2>&1 && log "xz unpacked by: $(xz_tool)"
 for b in $BUILDS; do
     mkdir -p /tmp/lr-$b
     # A carried arbor-cli replaces whatever an earlier call unpacked under this name: its exactness
@@ -47,7 +48,7 @@ for b in $BUILDS; do
     [ -n "$(packed .carry/bin/$b/arbor-cli)" ] && rm -f /tmp/lr-$b/gpu_logits_exact /tmp/lr-$b/gpu_megakernel_exact /tmp/lr-$b/flags.txt
     for f in arbor-cli gpu_logits_exact gpu_megakernel_exact; do
         # A build not carried this call may have been unpacked by an earlier call on this machine
-        # (it stays warm 30 s after a call): the models and one build fill a call's 64 MiB.
+        # (it stays warm 30 s after a call): a call carries 64 MiB at most.
         pk=$(packed .carry/bin/$b/$f)
         if [ -n "$pk" ]; then
             unpack "$pk" /tmp/lr-$b/$f && chmod +x /tmp/lr-$b/$f ||

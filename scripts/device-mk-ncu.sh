@@ -20,7 +20,7 @@ NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sor
 b=${ARBOR_MKNCU_BUILD:-mfix}
 case "$b" in *[!A-Za-z0-9_-]* | "") echo "error: a build's name is letters, digits, '_' and '-' (got '$b')"; exit 2 ;; esac
 mkdir -p /tmp/lr-$b
-. "$(dirname "$0")/device-unpack.sh"  # packed, unpack
+. "$(dirname "$0")/device-unpack.sh"  # packed, unpack, xz_tool
 pk=$(packed .carry/bin/$b/arbor-cli)
 if [ -n "$pk" ]; then
     unpack "$pk" /tmp/lr-$b/arbor-cli && chmod +x /tmp/lr-$b/arbor-cli ||
