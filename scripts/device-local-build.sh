@@ -14,8 +14,8 @@
 # names at once take about as long (gpu-next32), then a relink. The binaries link libstdc++
 # dynamically: they need glibc 2.34 and GLIBCXX_3.4.29 (objdump -T lists what they ask for),
 # which the device image has (gpu-next20 ran them). A build packs to about 10 MiB by xz (12-13 by
-# gzip, or with ARBOR_LOCAL_PACK=gzip; scripts/device-unpack.sh unpacks either there). The carry must stay under 64 MiB: with
-# .carry/models whole and a build or more it does not, so this
+# gzip, or with ARBOR_LOCAL_PACK=gzip; scripts/device-unpack.sh unpacks either there). The carry
+# must stay under 64 MiB: with .carry/models whole and a build or more it does not, so this
 # drops the models the suite does not require (random-llama-bf16, qwen3moe Q2_K and Q3_K_M;
 # tests/gpu/logits_exact_models.cpp lists the required ones): those cases are left out of that
 # call's gpu_logits_exact, and of every later call until `bash scripts/device-carry.sh` puts them
