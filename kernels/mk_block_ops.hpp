@@ -495,8 +495,9 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
 // in order (one thread). V4 (by default with ARBOR_MK_LSUM_V4=1; =2 asks for it in attn_o_write's
-// two-dim forms): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's loads issued before this round's adds, so the loads'
-// latency hides under the chain of adds; the adds are the same, in the same order.
+// two-dim forms): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's
+// loads issued before this round's adds, so the loads' latency hides under the chain of adds; the
+// adds are the same, in the same order.
 // No ARBOR_MK_SMEM(e) here: it is inlined into callers that already assume their arena shared.
 // With it, nvcc 13 deleted attn_softmax_spread's whole `r == 0` block (the sums and maxima) as if
 // the assume were false (gpu-next30: 370 of 371 cases wrong); why it folds there and not in
@@ -543,7 +544,8 @@ __device__ inline float attn_chunk_l(const float* e, int n) {
 // warp run in its lanes side by side, and a one-head item's sum runs in warp 7, which its o loop
 // leaves idle. Called by the whole workgroup while the first V piece is in flight (attn_o_write);
 // the exponentials are complete (the barrier before the copy) and the piece's barrier publishes ls.
-template <bool V4 = ARBOR_MK_LSUM_V4 == 1>
+// V4: attn_chunk_l's 16-cell rounds (attn_o_write's kV4 decides where).
+template <bool V4>
 __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) {
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     for (int h = lane * kMkBlockWarps + (kMkBlockWarps - 1 - warp); h < gh; h += kMkBlockThreads)
