@@ -93,8 +93,9 @@ entries() {
 }
 exact_builds=${ARBOR_LR_EXACT_BUILDS:-$BUILDS}
 exact_settings=${ARBOR_LR_EXACT:-$SETTINGS}
-[ -n "${exact_settings// /}" ] || exact_builds=""  # ARBOR_LR_EXACT=" ": no exactness, and no complaint
-if [ -n "${exact_settings// /}" ] && [ ! -d .carry/models ]; then
+if [ -z "${exact_settings// /}" ]; then
+    exact_builds=""  # ARBOR_LR_EXACT=" ": no exactness, and no complaint about what was not carried
+elif [ ! -d .carry/models ]; then
     log "exactness: not run (no .carry/models carried; ARBOR_LR_EXACT=\" \" says none)"
     exact_builds=""
 fi
