@@ -382,6 +382,16 @@ inline int attn_head_parts(long long chunk_items, long long group, long long hd_
     return best;
 }
 
+// ARBOR_MK_V_PARTS: the V parts of a one-head item (items: the level's items with one q head
+// each): the largest power of two p up to cap with hd_v / p a multiple of 32 (whole Q8A blocks,
+// which the part quantizes itself) and items * p within the grid; 1 when none is.
+inline int attn_v_parts(long long items, long long hd_v, long long workgroups, int cap) {
+    int best = 1;
+    for (int p = 2; p <= cap; p *= 2)
+        if (hd_v % p == 0 && (hd_v / p) % 32 == 0 && items * p <= workgroups) best = p;
+    return best;
+}
+
 // Threads of a megakernel workgroup (mk_launch.hip launches the grid with them).
 constexpr int kMkBlockThreads = 256;
 
@@ -454,6 +464,7 @@ struct MkModelStage {
     // the norm and RoPE of a Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE
     // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
+    int v_parts;         // AttnChunk of one chunk a token, one q head an item: items a head's V dims are split over (ARBOR_MK_V_PARTS builds)
 };
 // Every translation unit that copies stage records (mk_launch.hip) or reads them (megakernel.hip)
 // must see this one layout; a switch that changed it broke every pass (gpu-next18). Change the
@@ -796,6 +807,25 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #else
 #define ARBOR_MK_K_EARLY 0
 #endif
+#endif
+// ARBOR_MK_V_PARTS=N (off: 0; gpu-next46): a pass of one chunk a token whose attention items take
+// one q head each (head_parts = group: a decode step at a short context) splits each head's V
+// dims over up to N items more (MkModelStage::v_parts, host-side: attn_v_parts;
+// ARBOR_GPU_V_PARTS=P at run time caps it, 1 off). Each part runs the head's whole q, K stage,
+// scores and softmax (the same bits in every part), then stages, sums and writes only its
+// hd_v / p dims of V and o (whole Q8A blocks). Why: the level is its slowest item, and `moer`'s
+// one-head item at 229 cells spends 4.6 us a mark copying its 58 KiB of V (gpu-next44); a part's
+// copy is a quarter of it. With ARBOR_MK_K_EARLY a part's old V rows are asked for at the barrier
+// before the level, behind its K rows, where both fit the stage (mk_attn_k_early), so the item
+// copies only the token's own row; and its l sum runs in warp 7 beside the o loop (warp 0), not
+// beside the copy. The bits: each o[d] is the same chain over the same cells, each l the same sum,
+// whichever item runs it.
+#ifndef ARBOR_MK_V_PARTS
+#define ARBOR_MK_V_PARTS 0
+#endif
+static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS is 0 to 8");
+#if ARBOR_MK_V_PARTS > 1 && !(ARBOR_MK_ASYNC_STAGE && ARBOR_MK_L_UNDER_V)
+#error "ARBOR_MK_V_PARTS takes the NVIDIA attention forms: ARBOR_MK_ASYNC_STAGE and ARBOR_MK_L_UNDER_V"
 #endif
 #if ARBOR_MK_K_EARLY && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE || ARBOR_MK_SMEM_DESC || ARBOR_MK_BULK_STAGE)
 #error "ARBOR_MK_K_EARLY stages K by ARBOR_MK_ASYNC_STAGE's copies; not with ARBOR_MK_STAGE_TWICE, ARBOR_MK_SMEM_DESC (it reads the next level's stage before the descriptor cache holds it) or ARBOR_MK_BULK_STAGE (whose barrier takes one copy in flight)"

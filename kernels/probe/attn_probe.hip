@@ -334,7 +334,14 @@ int main(int argc, char** argv) {
         s.quantize_out = MC == 1 ? 1 : 0;
         s.attn_tokens = 1;
         s.head_parts = attn_head_parts(n_kv * MC, group, hd, grid);
+#if ARBOR_MK_V_PARTS > 1
+        // As gpu_backend.hip: one-head items of one chunk split their V dims (no early rows here:
+        // the probe has no barrier before the level, so each part copies all its rows)
+        s.v_parts = MC == 1 && s.head_parts == group ? attn_v_parts(n_kv * s.head_parts, hd, grid, ARBOR_MK_V_PARTS) : 1;
+        const long long items = n_kv * MC * s.head_parts * s.v_parts;
+#else
         const long long items = n_kv * MC * s.head_parts;
+#endif
         if (!ok(hipMemcpy(pass, &hpass, sizeof hpass, hipMemcpyHostToDevice), "pass") ||
             !ok(hipMemcpy(pos, &p0, sizeof p0, hipMemcpyHostToDevice), "pos"))
             return 1;
