@@ -858,6 +858,11 @@ static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS 
 // prefetches, branch commit 563bed8) lost in every form: `moer` decode@229 +0.3 ms (its expert
 // gated FFN level +2.3 us a layer), qwen3-4b +0.5, decode@16384 +0.7. Asked while the grid's
 // first items load their own rows, they slow those loads more than they speed the later ones.
+// =3 (gpu-next46, off): =2 but none at the barrier that ends an attention chunk level. There the
+// workgroups without a chunk item arrive at once and ask for the next level's rows (the o
+// projection's, about 4.4 MB for `moer`) while the chunk items copy their K and V; each of those
+// stages takes 2-3 us a mark whatever its size (a quarter of the V rows, `vp4`, took 3.2 where all
+// of them took 4.6), as if queued behind the requests. Checks that lead, with =0 (`p0`).
 #ifndef ARBOR_MK_L2_PREFETCH
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L2_PREFETCH 2
@@ -865,8 +870,8 @@ static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS 
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
 #endif
-#if ARBOR_MK_L2_PREFETCH != 0 && ARBOR_MK_L2_PREFETCH != 1 && ARBOR_MK_L2_PREFETCH != 2
-#error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
+#if ARBOR_MK_L2_PREFETCH < 0 || ARBOR_MK_L2_PREFETCH > 3
+#error "ARBOR_MK_L2_PREFETCH is 0, 1, 2 or 3"
 #endif
 
 // ARBOR_MK_LEAN_INDEX32=1 (gpu-next39, on by default; 0 is the 64-bit form): the lean loops'

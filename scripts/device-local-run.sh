@@ -102,7 +102,7 @@ fi
 for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
-    if [ ! -x $B/gpu_logits_exact ]; then
+    if [ ! -x $B/gpu_logits_exact ] && [ ! -x $B/gpu_megakernel_exact ]; then
         log "error: exactness of $b not run: its exactness programs were not carried"
         continue
     fi
@@ -110,8 +110,10 @@ for b in $exact_builds; do
         s=$(setting_for "$b" "$s")
         [ -n "$s" ] || continue
         label=$(label_of "$b" "$s")
-        a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
-        # (a build may carry gpu_logits_exact alone, to fit a call with more builds)
+        # (a build may carry one of the two programs, to fit a call with more builds)
+        a="not carried"
+        [ -x $B/gpu_logits_exact ] &&
+            a=$(env "$s" timeout 120 $B/gpu_logits_exact --a gpu --b cpu --models "$PWD/.carry/models" --cli $B/arbor-cli 2>&1 | tail -1)
         m="not carried"
         [ -x $B/gpu_megakernel_exact ] &&
             m=$(env "$s" ARBOR_GPU_MODELS="$PWD/.carry/models" timeout 120 $B/gpu_megakernel_exact 2>&1 | tail -1)
