@@ -633,18 +633,7 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 if (MC == 1) {  // one chunk per token: the chunk is the attention (no combine level)
                     gpu::MkModelStage one = a;
                     one.direct = 1;
-                    int64_t vp = 1;
-#if ARBOR_MK_V_PARTS > 1
-                    // Items of one q head (and no fold, whose items write the token's cell): each
-                    // head's V dims over up to ARBOR_MK_V_PARTS items (ARBOR_GPU_V_PARTS caps it).
-                    static const long long vp_cap = env_count("ARBOR_GPU_V_PARTS", ARBOR_MK_V_PARTS);
-                    if (a.head_parts == c.n_head / c.n_head_kv && !fold && vp_cap > 1)
-                        vp = gpu::attn_v_parts(c.n_head_kv * T * a.head_parts, c.head_dim_v, rt_->grid(),
-                                               int(std::min<long long>(vp_cap, ARBOR_MK_V_PARTS)));
-                    one.v_parts = int(vp);
-#endif
-                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts * vp, one,
-                                  vp > 1 ? " one chunk, V parts" : fold ? " one chunk+finish" : " one chunk", &s});
+                    st.push_back({gpu::kOpAttnChunk, c.n_head_kv * T * a.head_parts, one, fold ? " one chunk+finish" : " one chunk", &s});
                 } else {
 #if ARBOR_MK_ATTN_TOKENS
                     if (attn_nt > 1 && !fold) {  // items of attn_nt tokens (mk_attn_chunk_tokens)

@@ -215,15 +215,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS) megakern
 #if ARBOR_MK_L2_PREFETCH && defined(ARBOR_GPU_VENDOR_NVIDIA)
                 // The next level's weight rows into the L2 while this workgroup waits (not in the
                 // last to arrive, whose wait is over at once).
-#if ARBOR_MK_L2_PREFETCH == 3
-                // =3: none at the barrier that ends an attention chunk level, where the workgroups
-                // without a chunk item arrive at once and their requests would be in flight beside
-                // the chunk items' K and V copies (the arrival is made either way)
-                const bool pf_skip = ARBOR_MK_STAGE(si - 1).op == kOpAttnChunk;
-#else
-                constexpr bool pf_skip = false;
-#endif
-                if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x) && !pf_skip)
+                if (!mk_grid_arrive_last(sync, static_cast<unsigned>(level + 1) * gridDim.x))
                     for (int sj = si; sj < prog.n_stages && ARBOR_MK_STAGE(sj).level == level + 1; ++sj)
                         mk_prefetch_rows(ARBOR_MK_STAGE(sj), gwarp, warps, lane);
 #else

@@ -68,24 +68,6 @@ __device__ inline void floats16(const float* e, float* f) {
         f[4 * q] = w.x, f[4 * q + 1] = w.y, f[4 * q + 2] = w.z, f[4 * q + 3] = w.w;
     }
 }
-// ARBOR_MK_O_FIXED's loop (attn_o_write, a thread's one dim of one head): o over the cells in
-// rounds of 16 (V halves from vp, rows Row bytes apart; weights from ep), in order; the cells done.
-template <int Row>
-__device__ inline int o_rounds16(const uint8_t* vp, const float* ep, int np, float& o) {
-    int j = 0;
-    for (; j + 16 <= np; j += 16, vp += 16 * Row, ep += 16) {
-        uint16_t rc[16];
-        float ec[16];
-        f16_rows16<Row>(vp, rc);
-        floats16(ep, ec);
-        float v[16];
-        f16x8_to_f32(rc, v);
-        f16x8_to_f32(rc + 8, v + 8);
-#pragma unroll
-        for (int u = 0; u < 16; ++u) o = fmaf(ec[u], v[u], o);
-    }
-    return j;
-}
 
 }  // namespace mkb
 
@@ -231,39 +213,6 @@ __device__ inline void block_stage_wait() {
     mk_bulk_wait();
 #endif
 }
-#if ARBOR_MK_V_PARTS > 1
-// ARBOR_MK_V_PARTS: rows rows of `bytes` each (a column span of V rows `stride` bytes apart, from
-// src) back to back into shared dst, as block_stage_async copies (the block waits with
-// block_stage_wait, then __syncthreads); 4-byte words through registers where an end or a length
-// is not 16-byte aligned.
-__device__ inline void block_stage_cols_async(uint8_t* dst, const uint8_t* src, int rows, int bytes, long long stride,
-                                              bool evict_first) {
-    (void)evict_first;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst) | bytes | stride) & 15) == 0) {
-        const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-        const int w = bytes / 16;
-#if ARBOR_MK_KV_EVICT_FIRST
-        if (evict_first) {
-            unsigned long long policy;
-            asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-            for (int i = static_cast<int>(threadIdx.x); i < rows * w; i += kMkBlockThreads)
-                cp_async16_hint(d + 16u * i, src + (i / w) * stride + (i % w) * 16, policy);
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-            return;
-        }
-#endif
-        for (int i = static_cast<int>(threadIdx.x); i < rows * w; i += kMkBlockThreads)
-            cp_async16(d + 16u * i, src + (i / w) * stride + (i % w) * 16);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        return;
-    }
-#endif
-    const int w = bytes / 4;
-    for (int i = static_cast<int>(threadIdx.x); i < rows * w; i += kMkBlockThreads)
-        reinterpret_cast<unsigned*>(dst)[i] = *reinterpret_cast<const unsigned*>(src + (i / w) * stride + (i % w) * 4);
-}
-#endif
 #endif
 
 // Item: one row (token, or output token when outputs_only), or with s.norm_parts = p > 1 one
@@ -622,12 +571,6 @@ struct AttnOut {
 #if ARBOR_MK_ATTN_TOKENS
     int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
 #endif
-#if ARBOR_MK_V_PARTS > 1
-    // The item's V dims vd0 .. vd0 + vdn - 1 (all hd_v of them but in a V part), and the rows
-    // 0 .. vdone - 1 of them mk_attn_k_early already asked for at stage + voff (vdone 0: none).
-    int vd0, vdn, vdone;
-    long long voff;
-#endif
 };
 
 // Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
@@ -651,14 +594,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const int group = static_cast<int>(d.n_head / d.n_head_kv);
     const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
     const int eb = static_cast<int>(d.kv_elem_bytes), vrow = hdv * eb;
-#if ARBOR_MK_V_PARTS > 1
-    // A V part (hv < hdv): the item's dims vd0 .. vd0 + hv - 1 alone, staged as rows of srow bytes
-    const int vd0 = a.vd0, hv = a.vdn, srow = hv * eb;
-    const bool vpart = hv < hdv;
-#else
-    constexpr int vd0 = 0;
-    const int hv = hdv, srow = vrow;
-#endif
     const int n = a.n, gh = a.gh, h0 = a.h0;
     const float* sc = a.sc;
     const float* ms = a.ms;
@@ -672,7 +607,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     ARBOR_MK_SMEM(stage);
     const Cells& cells = a.cells;
     const int tid = static_cast<int>(threadIdx.x);
-    const int tpr = hv / DP;  // threads a head's row (hdv even when DP = 2)
+    const int tpr = hdv / DP;  // threads a head's row (hdv even when DP = 2)
     const int slices = kMkBlockThreads / tpr;
     const int dd = tid % tpr * DP, slice = tid / tpr;  // the thread's first dim, and its heads' slice
     constexpr int kMaxHeads = HM;  // at least ceil(gh / slices), the heads a thread has
@@ -681,18 +616,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int k = 0; k < kMaxHeads; ++k)
 #pragma unroll
         for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
-#if ARBOR_MK_V_PARTS > 1
-    // A part whose old rows mk_attn_k_early asked for stages them in one piece at stage + voff
-    // (behind the K rows, which the scores are done with), and its l sum runs in warp 7 beside
-    // the o loop of warp 0, after the V stage's barrier (a barrier after the loop publishes it).
-    uint8_t* const vst = a.vdone > 0 ? stage + a.voff : stage;
-    const int vpiece = a.vdone > 0 ? n : attn_vpiece(stage_bytes, srow);
-    const bool l_late = vpart && gh == 1;
-#else
-    uint8_t* const vst = stage;
     const int vpiece = attn_vpiece(stage_bytes, vrow);
-    constexpr bool l_late = false;
-#endif
     const bool e16 = ((gh * hdk) & 3) == 0;
 #if ARBOR_MK_ASYNC_STAGE
     // A decode item's V pieces (up to 8 rows): by the copy engine (ARBOR_MK_BULK_STAGE), and
@@ -711,17 +635,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                           // softmax's reads of the maxima in ls are done before attn_chunk_ls)
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-#if ARBOR_MK_V_PARTS > 1
-            if (vpart) {  // the part's dims of each row (the rows not yet asked for)
-                const int r0 = c0 == 0 ? a.vdone : 0;
-                block_stage_cols_async(vst + static_cast<long long>(r0) * srow,
-                                       v0 + static_cast<long long>(c0 + r0) * vrow + vd0 * eb, np - r0, srow, vrow, v_evict);
-            } else
-#endif
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -734,30 +651,31 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         __syncthreads();
         pc.mark(kPhAttnVStage);
-#if ARBOR_MK_V_PARTS > 1
-        if (c0 == 0 && l_late) attn_chunk_ls<kV4>(sc, ls, n, gh);  // warp 7, beside the o loop
-#endif
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
-            const uint8_t* vcol = vst + dd * eb;
+            const uint8_t* vcol = stage + dd * eb;
             int j = 0;
 #if ARBOR_MK_O_FIXED
             // ARBOR_MK_O_FIXED (mk_model.hpp): 128-dim f16 rows, rounds of 16 cells at fixed
             // offsets (one address a round); the rounds of 8 below take the rest. (`slice < gh`
             // in the tests: for ARBOR_MK_O_SKIP_IDLE=0.)
-            // (ARBOR_MK_V_PARTS: a quarter of the dims, rows of 32 halves, the same rounds)
-            // (weights from sc + slice * 256 + c0: 16-byte aligned, e16 and c0 % 8 == 0)
+            constexpr int kRow = 128 * 2;  // vrow where the forms run (eb == 2, hdv == 128)
             if constexpr (HM == 1 && DP == 1) {
-#if ARBOR_MK_V_PARTS > 1
-                if (eb == 2 && srow == 128 * 2 && e16 && slice < gh)
-#else
-                if (eb == 2 && hdv == 128 && e16 && slice < gh)
-#endif
-                    j = mkb::o_rounds16<128 * 2>(vcol, sc + slice * mkm::kChunk + c0, np, o[0][0]);
-#if ARBOR_MK_V_PARTS > 1
-                else if (eb == 2 && srow == 32 * 2 && e16 && slice < gh)
-                    j = mkb::o_rounds16<32 * 2>(vcol, sc + slice * mkm::kChunk + c0, np, o[0][0]);
-#endif
+                if (eb == 2 && hdv == 128 && e16 && slice < gh) {
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)
+                    for (; j + 16 <= np; j += 16, vp += 16 * kRow, ep += 16) {
+                        uint16_t rc[16];
+                        float ec[16];
+                        mkb::f16_rows16<kRow>(vp, rc);
+                        mkb::floats16(ep, ec);
+                        float v[16];
+                        mkb::f16x8_to_f32(rc, v);
+                        mkb::f16x8_to_f32(rc + 8, v + 8);
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                    }
+                }
             }
 #endif
             // Eight cells at a time: their V elements (raw, all eight loads before any
@@ -775,7 +693,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     unsigned w8[8];
                     uint16_t lo8[8], hi8[8];
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) w8[u] = *reinterpret_cast<const unsigned*>(vcol + (j + u) * srow);
+                    for (int u = 0; u < 8; ++u) w8[u] = *reinterpret_cast<const unsigned*>(vcol + (j + u) * vrow);
 #pragma unroll
                     for (int u = 0; u < 8; ++u) {
                         lo8[u] = static_cast<uint16_t>(w8[u] & 0xffffu);
@@ -785,11 +703,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     mkb::f16x8_to_f32(hi8, v8[1]);
                 } else if (eb == 4) {
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) v8[0][u] = *reinterpret_cast<const float*>(vcol + (j + u) * srow);
+                    for (int u = 0; u < 8; ++u) v8[0][u] = *reinterpret_cast<const float*>(vcol + (j + u) * vrow);
                 } else {
                     uint16_t r8[8];
 #pragma unroll
-                    for (int u = 0; u < 8; ++u) r8[u] = *reinterpret_cast<const uint16_t*>(vcol + (j + u) * srow);
+                    for (int u = 0; u < 8; ++u) r8[u] = *reinterpret_cast<const uint16_t*>(vcol + (j + u) * vrow);
                     mkb::f16x8_to_f32(r8, v8[0]);
                 }
 #if ARBOR_MK_ATTN_O_GROUPS
@@ -856,7 +774,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 float vj[DP];
 #pragma unroll
                 for (int p = 0; p < DP; ++p)
-                    vj[p] = mkm::kv_at(vcol + static_cast<long long>(j) * srow, eb, p);
+                    vj[p] = mkm::kv_at(vcol + static_cast<long long>(j) * vrow, eb, p);
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
@@ -868,7 +786,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         pc.mark(kPhAttnO);
     }
-    if (l_late) __syncthreads();  // the sums beside the o loop, before the write reads ls
     if (slice < slices) {
         if (s.direct) {
             float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;
@@ -882,7 +799,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
 #pragma unroll
                 for (int p = 0; p < DP; ++p)
-                    out[h * hdv + vd0 + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
+                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -899,8 +816,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 float* r = part + h * (hdv + 2);
 #endif
 #pragma unroll
-                for (int p = 0; p < DP; ++p) r[vd0 + dd + p] = o[k][p];
-                if (vd0 + dd == 0) {
+                for (int p = 0; p < DP; ++p) r[dd + p] = o[k][p];
+                if (dd == 0) {
                     r[hdv] = ms[h];
                     r[hdv + 1] = ls[h];
                 }
@@ -909,8 +826,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     }
     if (s.direct && s.quantize_out) {  // the span is whole Q8A blocks (attn_head_parts)
         __syncthreads();
-        // (a V part: one head, hv of its dims)
-        const long long at = t * d.n_head * hdv + (g * group + h0) * hdv + vd0, span = static_cast<long long>(gh) * hv;
+        const long long at = t * d.n_head * hdv + (g * group + h0) * hdv, span = static_cast<long long>(gh) * hdv;
         mkb::block_quantize(P.att + at, span, P.attq + at / 32);
     }
     pc.mark(kPhAttnWrite);
@@ -1100,16 +1016,6 @@ __device__ inline bool attn_raw_fits(int eb, int gh, int n, int hdk, long long s
 __shared__ const uint8_t* mk_k_early_src;
 __shared__ uint8_t* mk_k_early_dst;
 __shared__ int mk_k_early_n;
-#if ARBOR_MK_V_PARTS > 1
-__shared__ int mk_v_early_n;  // a V part's old rows asked for with the K rows (0: none)
-#endif
-#endif
-#if ARBOR_MK_V_PARTS > 1
-// Where a V part's early rows go in the stage: after the raw K rows the score tiles read (up to
-// 15 past n), 16-byte aligned.
-__device__ inline long long attn_v_early_off(int n, int hdk) {
-    return static_cast<long long>((n + 15) / 16 * 16) * hdk * 2;
-}
 #endif
 // At a kernel's entry, before its first __syncthreads (the megakernel's and the attention probe's).
 __device__ inline void mk_k_early_init() {
@@ -1207,9 +1113,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 #if ARBOR_MK_ATTN_TOKENS
                                         , int nt = 1
 #endif
-#if ARBOR_MK_V_PARTS > 1
-                                        , int vpart = 0, int vparts = 1  // V part vpart of vparts (one head, dense cells)
-#endif
 ) {
     ARBOR_MK_SMEM(smem);
 #if ARBOR_MK_ATTN_TOKENS
@@ -1289,17 +1192,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // This workgroup's early K copies (mk_attn_k_early): this item's, or (never expected) a copy
     // no item takes, which lands before anything else writes the stage.
     int k_done = 0;
-#if ARBOR_MK_V_PARTS > 1
-    int v_done = 0;  // the part's old V rows asked for with them (mk_attn_k_early), at stage + attn_v_early_off
-#endif
     if (mk_k_early_src) {
-        if (raw && mk_k_early_src == k0 && mk_k_early_dst == stage) {
-            k_done = mk_k_early_n;
-#if ARBOR_MK_V_PARTS > 1
-            v_done = mk_v_early_n;
-#endif
-        } else
-            block_stage_wait();
+        if (raw && mk_k_early_src == k0 && mk_k_early_dst == stage) k_done = mk_k_early_n;
+        else block_stage_wait();
         __syncthreads();  // every thread has read the record
         if (threadIdx.x == 0) mk_k_early_src = nullptr;
     }
@@ -1365,23 +1260,11 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const int slices2 = kMkBlockThreads / (hdv / 2), hpt2 = (gh + slices2 - 1) / slices2;
     const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
 #endif
-#if ARBOR_MK_V_PARTS > 1
-    // A V part: dense cells, one head (the host's attn_v_parts); the early rows only with K's
-#if !ARBOR_MK_K_EARLY
-    constexpr int v_done = 0;
-#endif
-    const bool vp = std::is_same_v<Cells, DenseCells> && vparts > 1;
-    const int vdn = vp ? hdv / vparts : hdv;
-#endif
 #if ARBOR_MK_ATTN_TOKENS
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
 #endif
-#if ARBOR_MK_V_PARTS > 1
-                             , vp ? vpart * vdn : 0, vdn, vp ? v_done : 0, attn_v_early_off(n, hdk)
-#endif
-    };
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
     else if (pairs) attn_o_write<8, 2>(out, pc);
@@ -1395,29 +1278,17 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
 }
 
 // An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.
-// (ARBOR_MK_V_PARTS: and V part vpart of vparts, the item's last index, s.v_parts of them.)
 struct ChunkItem {
     long long g, t, ch;
     int h0, gh;
-#if ARBOR_MK_V_PARTS > 1
-    int vpart, vparts;
-#endif
 };
 
 __device__ inline ChunkItem chunk_item(const MkPass& P, const MkModelStage& s, long long item) {
     const long long T = P.n_tokens, MC = P.max_chunks;
-#if ARBOR_MK_V_PARTS > 1
-    const int vparts = s.v_parts > 1 ? s.v_parts : 1, vpart = static_cast<int>(item % vparts);
-    item /= vparts;
-#endif
     const int parts = s.head_parts > 1 ? s.head_parts : 1;
     const int gh = static_cast<int>(P.d.n_head / P.d.n_head_kv) / parts;
     const long long c = item / parts;
-#if ARBOR_MK_V_PARTS > 1
-    return {c / (T * MC), (c / MC) % T, c % MC, static_cast<int>(item % parts) * gh, gh, vpart, vparts};
-#else
     return {c / (T * MC), (c / MC) % T, c % MC, static_cast<int>(item % parts) * gh, gh};
-#endif
 }
 
 // A one-token chunk item's place and its attended cells n from cell `first` (n = 0: the chunk is
@@ -1485,21 +1356,6 @@ __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long it
     uint8_t* stage = attn_stage_at(smem, gh, hdk);
     const uint8_t* k0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, false);
     block_stage_async(stage, k0, static_cast<long long>(old) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, P.kv_stream != 0);
-#if ARBOR_MK_V_PARTS > 1
-    // A V part's old rows (its dims), behind the K rows, where both fit the stage
-    int v_early = 0;
-    if (c.it.vparts > 1) {
-        const int eb = static_cast<int>(d.kv_elem_bytes), hv = static_cast<int>(d.hd_v) / c.it.vparts;
-        const long long voff = attn_v_early_off(n, hdk);
-        if (voff + static_cast<long long>(n) * hv * eb <= attn_stage_floats(gh, hdk) * 4) {
-            const uint8_t* v0 = mkm::kv_cell(P, c.it.t, s.layer, c.it.g, c.first, true);
-            block_stage_cols_async(stage + voff, v0 + static_cast<long long>(c.it.vpart) * hv * eb, old, hv * eb,
-                                   static_cast<long long>(d.hd_v) * eb, P.kv_stream != 0);
-            v_early = old;
-        }
-    }
-    if (threadIdx.x == 0) mk_v_early_n = v_early;
-#endif
     if (threadIdx.x == 0) mk_k_early_src = k0, mk_k_early_dst = stage, mk_k_early_n = old;
 }
 #endif
@@ -1512,16 +1368,7 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     }
 #endif
     const ChunkCellsOf c = chunk_cells_of(P, s, item);
-#if ARBOR_MK_V_PARTS > 1
-    if (c.n > 0)
-        attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem
-#if ARBOR_MK_ATTN_TOKENS
-                         , 1
-#endif
-                         , c.it.vpart, c.it.vparts);
-#else
     if (c.n > 0) attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem);
-#endif
 }
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the

@@ -382,16 +382,6 @@ inline int attn_head_parts(long long chunk_items, long long group, long long hd_
     return best;
 }
 
-// ARBOR_MK_V_PARTS: the V parts of a one-head item (items: the level's items with one q head
-// each): the largest power of two p up to cap with hd_v / p a multiple of 32 (whole Q8A blocks,
-// which the part quantizes itself) and items * p within the grid; 1 when none is.
-inline int attn_v_parts(long long items, long long hd_v, long long workgroups, int cap) {
-    int best = 1;
-    for (int p = 2; p <= cap; p *= 2)
-        if (hd_v % p == 0 && (hd_v / p) % 32 == 0 && items * p <= workgroups) best = p;
-    return best;
-}
-
 // Threads of a megakernel workgroup (mk_launch.hip launches the grid with them).
 constexpr int kMkBlockThreads = 256;
 
@@ -464,7 +454,6 @@ struct MkModelStage {
     // the norm and RoPE of a Q/K/V head (QkvDots), the Q8A block of H (GatedFfn) or of HE
     // (ExpertGatedFfn), the slot-order combine of an expert down row pair (ExpertDownDots).
     int dep_tail;
-    int v_parts;         // AttnChunk of one chunk a token, one q head an item: items a head's V dims are split over (ARBOR_MK_V_PARTS builds)
 };
 // Every translation unit that copies stage records (mk_launch.hip) or reads them (megakernel.hip)
 // must see this one layout; a switch that changed it broke every pass (gpu-next18). Change the
@@ -641,9 +630,17 @@ constexpr long long kMkDownSplitTokens = 8;
 // 3.39 to 2.75 us a mark; but decode@16384 +0.11 to +0.19 ms on both shapes and the one-head
 // decode item's V stage 4.55 to 5.92 us (`moer` decode@229). =2: the 16-cell rounds only in the
 // sums of attn_o_write's two-dim forms (DP = 2, ARBOR_MK_O_PAIRS: items of 16 rows or more, the
-// reads' and prefills'), every decode item's sums as before.
+// reads' and prefills'), every decode item's sums as before. =2 is NVIDIA's default since
+// gpu-next46 (exact: 331/0 and 19/0, plain and with ARBOR_GPU_KV_STREAM=1; H100 against main,
+// three rounds: read50@16384 -0.9 to -1.0% on `moer` and -0.4 to -0.5% on qwen3-4b in every
+// round, the decode rows within the spread, docs/BENCHMARKS.md "gpu-next46" calls 7 and 8); AMD
+// builds keep 0 (they have no ARBOR_MK_O_PAIRS). -DARBOR_MK_LSUM_V4=0 turns it off.
 #ifndef ARBOR_MK_LSUM_V4
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_LSUM_V4 2
+#else
 #define ARBOR_MK_LSUM_V4 0
+#endif
 #endif
 static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
 // ARBOR_MK_SOFTMAX_SPREAD=1: an attention chunk item of fewer heads than warps (a decode item of
@@ -801,31 +798,16 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // Asking the L2 for the same cells' V rows there too (ARBOR_MK_V_EARLY, gpu-next43; 95f5e1c has it)
 // left the V stage as long (`moer` decode@229, 4.58 to 4.63 us a mark: its length is not L2 misses)
 // and, with LSUM_V4 and ARBOR_MK_L_UNDER_O=1, decode@16384 +0.4 to +0.7 ms (gpu-next44 call 3). Out.
+// Splitting a one-head decode item's V dims over 4 items, each part's old V rows asked for here
+// behind its K rows and its l sum beside the o loop (ARBOR_MK_V_PARTS, gpu-next46; 4e394ba has
+// it): exact, but the item as long (a part's V stage 3.2 us a mark for a quarter of the rows,
+// nearly all asked for at the barrier) and every row slower, decode@16384 too (+0.2-0.3 ms). Out.
 #ifndef ARBOR_MK_K_EARLY
 #if ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_STAGE_TWICE && !ARBOR_MK_SMEM_DESC && !ARBOR_MK_BULK_STAGE
 #define ARBOR_MK_K_EARLY 1
 #else
 #define ARBOR_MK_K_EARLY 0
 #endif
-#endif
-// ARBOR_MK_V_PARTS=N (off: 0; gpu-next46): a pass of one chunk a token whose attention items take
-// one q head each (head_parts = group: a decode step at a short context) splits each head's V
-// dims over up to N items more (MkModelStage::v_parts, host-side: attn_v_parts;
-// ARBOR_GPU_V_PARTS=P at run time caps it, 1 off). Each part runs the head's whole q, K stage,
-// scores and softmax (the same bits in every part), then stages, sums and writes only its
-// hd_v / p dims of V and o (whole Q8A blocks). Why: the level is its slowest item, and `moer`'s
-// one-head item at 229 cells spends 4.6 us a mark copying its 58 KiB of V (gpu-next44); a part's
-// copy is a quarter of it. With ARBOR_MK_K_EARLY a part's old V rows are asked for at the barrier
-// before the level, behind its K rows, where both fit the stage (mk_attn_k_early), so the item
-// copies only the token's own row; and its l sum runs in warp 7 beside the o loop (warp 0), not
-// beside the copy. The bits: each o[d] is the same chain over the same cells, each l the same sum,
-// whichever item runs it.
-#ifndef ARBOR_MK_V_PARTS
-#define ARBOR_MK_V_PARTS 0
-#endif
-static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS is 0 to 8");
-#if ARBOR_MK_V_PARTS > 1 && !(ARBOR_MK_ASYNC_STAGE && ARBOR_MK_L_UNDER_V)
-#error "ARBOR_MK_V_PARTS takes the NVIDIA attention forms: ARBOR_MK_ASYNC_STAGE and ARBOR_MK_L_UNDER_V"
 #endif
 #if ARBOR_MK_K_EARLY && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE || ARBOR_MK_SMEM_DESC || ARBOR_MK_BULK_STAGE)
 #error "ARBOR_MK_K_EARLY stages K by ARBOR_MK_ASYNC_STAGE's copies; not with ARBOR_MK_STAGE_TWICE, ARBOR_MK_SMEM_DESC (it reads the next level's stage before the descriptor cache holds it) or ARBOR_MK_BULK_STAGE (whose barrier takes one copy in flight)"
@@ -858,11 +840,10 @@ static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS 
 // prefetches, branch commit 563bed8) lost in every form: `moer` decode@229 +0.3 ms (its expert
 // gated FFN level +2.3 us a layer), qwen3-4b +0.5, decode@16384 +0.7. Asked while the grid's
 // first items load their own rows, they slow those loads more than they speed the later ones.
-// =3 (gpu-next46, off): =2 but none at the barrier that ends an attention chunk level. There the
-// workgroups without a chunk item arrive at once and ask for the next level's rows (the o
-// projection's, about 4.4 MB for `moer`) while the chunk items copy their K and V; each of those
-// stages takes 2-3 us a mark whatever its size (a quarter of the V rows, `vp4`, took 3.2 where all
-// of them took 4.6), as if queued behind the requests. Checks that lead, with =0 (`p0`).
+// =0 against =2 (gpu-next46, `p0`): `moer` decode@229 +0.14 to +0.24 ms, the attention item's V
+// stage as long (4.6 us a mark). =3, none at the barrier that ends an attention chunk level
+// (gpu-next46; cb7cd33 has it): the item as long, the o projection's level 1 us slower. So the
+// chunk items' copies do not wait on the prefetches. Out.
 #ifndef ARBOR_MK_L2_PREFETCH
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L2_PREFETCH 2
@@ -870,8 +851,8 @@ static_assert(ARBOR_MK_V_PARTS >= 0 && ARBOR_MK_V_PARTS <= 8, "ARBOR_MK_V_PARTS 
 #define ARBOR_MK_L2_PREFETCH 0
 #endif
 #endif
-#if ARBOR_MK_L2_PREFETCH < 0 || ARBOR_MK_L2_PREFETCH > 3
-#error "ARBOR_MK_L2_PREFETCH is 0, 1, 2 or 3"
+#if ARBOR_MK_L2_PREFETCH != 0 && ARBOR_MK_L2_PREFETCH != 1 && ARBOR_MK_L2_PREFETCH != 2
+#error "ARBOR_MK_L2_PREFETCH is 0, 1 or 2"
 #endif
 
 // ARBOR_MK_LEAN_INDEX32=1 (gpu-next39, on by default; 0 is the 64-bit form): the lean loops'

@@ -47,7 +47,7 @@ __device__ inline void mk_prefetch_item(const MkStage& st, long long item, int s
         return;
     const MkModelStage& s = st.model;
     const MkPass& P = *s.pass;
-#if ARBOR_MK_L2_PREFETCH >= 2
+#if ARBOR_MK_L2_PREFETCH == 2
     if (P.kv_stream) return;  // a pass whose KV cells outweigh the L2 keeps the L2 for them
 #endif
     if (down && sub >= P.n_tokens * P.d.n_used) return;

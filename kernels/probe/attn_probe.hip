@@ -77,8 +77,18 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     mk_k_early_init();
     mk_phase_flag_load();
     __syncthreads();
+#if ARBOR_PROBE_SPREAD
+    // Measurement variant: items to every other workgroup from the last down (item k to workgroup
+    // grid - 1 - 2k), so that no two share an SM whether the grid puts workgroups b and b + 1 or
+    // b and b + SMs on one
+    const long long b = blockIdx.x, r = gridDim.x - 1 - b, first = r % 2 ? items : r / 2;
+    const long long step = gridDim.x / 2;
+    const unsigned busy = static_cast<unsigned>(items < step ? items : step);
+#else
     const long long b = blockIdx.x, first = gridDim.x - 1 - b;
+    const long long step = gridDim.x;
     const unsigned busy = static_cast<unsigned>(items < gridDim.x ? items : gridDim.x);
+#endif
     if (first >= items) {
         if (threadIdx.x == 0) {  // (bounded: 1 s, should a workgroup with items not be resident)
             const unsigned long long w0 = arbor_wall_ns();
@@ -87,7 +97,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
         return;
     }
     const unsigned long long t0 = arbor_wall_ns();
-    for (long long item = first; item < items; item += gridDim.x) {
+    for (long long item = first; item < items; item += step) {
         mk_attn_chunk_block(*P, s, item, smem);
         __syncthreads();
     }
@@ -334,14 +344,7 @@ int main(int argc, char** argv) {
         s.quantize_out = MC == 1 ? 1 : 0;
         s.attn_tokens = 1;
         s.head_parts = attn_head_parts(n_kv * MC, group, hd, grid);
-#if ARBOR_MK_V_PARTS > 1
-        // As gpu_backend.hip: one-head items of one chunk split their V dims (no early rows here:
-        // the probe has no barrier before the level, so each part copies all its rows)
-        s.v_parts = MC == 1 && s.head_parts == group ? attn_v_parts(n_kv * s.head_parts, hd, grid, ARBOR_MK_V_PARTS) : 1;
-        const long long items = n_kv * MC * s.head_parts * s.v_parts;
-#else
         const long long items = n_kv * MC * s.head_parts;
-#endif
         if (!ok(hipMemcpy(pass, &hpass, sizeof hpass, hipMemcpyHostToDevice), "pass") ||
             !ok(hipMemcpy(pos, &p0, sizeof p0, hipMemcpyHostToDevice), "pos"))
             return 1;
