@@ -78,11 +78,11 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     mk_phase_flag_load();
     __syncthreads();
 #if ARBOR_PROBE_SPREAD
-    // Measurement variant: items to every other workgroup from the last down (item k to workgroup
-    // grid - 1 - 2k), so that no two share an SM whether the grid puts workgroups b and b + 1 or
-    // b and b + SMs on one
-    const long long b = blockIdx.x, r = gridDim.x - 1 - b, first = r % 2 ? items : r / 2;
-    const long long step = gridDim.x / 2;
+    // Measurement variant: item k to workgroup grid - 1 - N k (N = ARBOR_PROBE_SPREAD), so that
+    // a level of few items spreads over N times as many workgroups, and SMs, as the megakernel's
+    // last ones (do the chunk items' copies share something of the SMs that hold them?)
+    const long long b = blockIdx.x, r = gridDim.x - 1 - b, first = r % ARBOR_PROBE_SPREAD ? items : r / ARBOR_PROBE_SPREAD;
+    const long long step = gridDim.x / ARBOR_PROBE_SPREAD;
     const unsigned busy = static_cast<unsigned>(items < step ? items : step);
 #else
     const long long b = blockIdx.x, first = gridDim.x - 1 - b;
