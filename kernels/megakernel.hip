@@ -107,13 +107,7 @@ __device__ inline void mk_run_stage(const MkStage& st, int stage_index, int leve
             // fill the first workgroups first. A prologue (ARBOR_MK_PROLOGUES): every workgroup
             // runs every item (one loop for both: a second inlined dispatch grew the entry's
             // spills from 432/796 to 704/1372 bytes).
-#if ARBOR_MK_PROLOGUES && ARBOR_MK_ATTN_SPREAD
-            // (ARBOR_MK_ATTN_SPREAD: item k to workgroup grid - 1 - k * spacing, mk_item_spacing)
-            const bool every = st.tail == kMkStageEvery;
-            const unsigned sp = every ? 1u : mk_item_spacing(st.op, st.items);
-            const long long r = gridDim.x - 1 - blockIdx.x;
-            const long long first = every ? 0 : r % sp ? st.items : r / sp, step = every ? 1 : gridDim.x / sp;
-#elif ARBOR_MK_PROLOGUES
+#if ARBOR_MK_PROLOGUES
             const bool every = st.tail == kMkStageEvery;
             const long long first = every ? 0 : gridDim.x - 1 - blockIdx.x, step = every ? 1 : gridDim.x;
 #else  // (a long long step here cost gfx1151's megakernel 4 spills)

@@ -1338,19 +1338,6 @@ __device__ __noinline__ void mk_attn_chunk_tokens(const MkPass& P, const MkModel
 }
 #endif
 
-// The spacing of a workgroup stage's items over the grid (mk_run_stage deals item k to workgroup
-// grid - 1 - k * spacing): 1, the last workgroups one after another, but with ARBOR_MK_ATTN_SPREAD
-// a level of attention chunk items that fills at most half the grid spreads them over all of it.
-__device__ inline unsigned mk_item_spacing(int op, long long items) {
-#if ARBOR_MK_ATTN_SPREAD
-    return op == kOpAttnChunk && items > 0 && items * 2 <= gridDim.x ? gridDim.x / static_cast<unsigned>(items) : 1u;
-#else
-    (void)op;
-    (void)items;
-    return 1u;
-#endif
-}
-
 #if ARBOR_MK_K_EARLY
 // ARBOR_MK_K_EARLY (mk_model.hpp): before a decode step's attention level, while the workgroup
 // waits at the grid barrier, its first item's K cells but the token's own are asked for into the
@@ -1358,14 +1345,7 @@ __device__ inline unsigned mk_item_spacing(int op, long long items) {
 // the same copies attn_scores_raw makes, when that item will stage its chunk raw. Not inlined.
 __device__ __noinline__ void mk_attn_k_early(const MkModelStage& s, long long items, float* smem) {
     const MkPass& P = *s.pass;
-#if ARBOR_MK_ATTN_SPREAD
-    const unsigned sp = mk_item_spacing(kOpAttnChunk, items);
-    const long long r = gridDim.x - 1 - blockIdx.x;
-    if (r % sp) return;  // no item for this workgroup
-    const long long item = r / sp;  // the first item mk_run_stage deals this workgroup
-#else
     const long long item = gridDim.x - 1 - blockIdx.x;  // the first item mk_run_stage deals this workgroup
-#endif
     if (P.n_tokens != 1 || s.attn_tokens > 1 || s.fold_finish || item >= items) return;
     const ChunkCellsOf c = chunk_cells_of(P, s, item);
     const MkDims& d = P.d;

@@ -512,21 +512,10 @@ constexpr long long kMkTailItems = 2;
 #if ARBOR_MK_PROLOGUES && ARBOR_MK_BARRIER_TAILS
 #error "ARBOR_MK_PROLOGUES and ARBOR_MK_BARRIER_TAILS both take a decode step's small levels"
 #endif
-// ARBOR_MK_ATTN_SPREAD=1 (gpu-next46, off; with ARBOR_MK_PROLOGUES): a level of attention chunk
-// items that fills at most half the grid (a decode step at a short context: 32 one-head items on
-// 264 workgroups) deals item k to workgroup grid - 1 - k * (grid / items), spread over the
-// grid, instead of to the last 32 workgroups, which sit on neighbouring SMs (mk_item_spacing,
-// mk_block_ops.hpp; mk_attn_k_early asks for the K rows of the item so dealt). Why: a one-head
-// item's K and V stages copy 58 KiB each in 2-5 us a mark, where one workgroup alone copies it in
-// about 1.2 us; neither the barrier's prefetches nor the waiting workgroups' polls are what they
-// wait on (gpu-next46), and 32 neighbouring SMs may share their path to the L2. Which workgroup
-// runs an item does not change its arithmetic: the bits are the same.
-#ifndef ARBOR_MK_ATTN_SPREAD
-#define ARBOR_MK_ATTN_SPREAD 0
-#endif
-#if ARBOR_MK_ATTN_SPREAD && !ARBOR_MK_PROLOGUES
-#error "ARBOR_MK_ATTN_SPREAD deals the items in mk_run_stage's ARBOR_MK_PROLOGUES form"
-#endif
+// Workgroup items are dealt from the last workgroup down. Dealing a level of few attention chunk
+// items over the whole grid instead (ARBOR_MK_ATTN_SPREAD, gpu-next46; 06ca8f2 has it) took the
+// decode item 20.8 to 20.1 us (its K stage; the attention probe's ARBOR_PROBE_SPREAD the same),
+// but the dealing's arithmetic made the other levels slower: decode@229 +0.1 to +0.2 ms. Out.
 
 // ARBOR_MK_DOWN_SPLIT=1: a pass of at most kMkDownSplitTokens tokens runs the expert down
 // projection as one item per (row pair, slot) (kOpExpertDownDots), where one item ran a row
