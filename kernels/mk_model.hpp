@@ -514,8 +514,9 @@ constexpr long long kMkTailItems = 2;
 #endif
 // Workgroup items are dealt from the last workgroup down. Dealing a level of few attention chunk
 // items over the whole grid instead (ARBOR_MK_ATTN_SPREAD, gpu-next46; 06ca8f2 has it) took the
-// decode item 20.8 to 20.1 us (its K stage; the attention probe's ARBOR_PROBE_SPREAD the same),
-// but the dealing's arithmetic made the other levels slower: decode@229 +0.1 to +0.2 ms. Out.
+// decode item 20.8 to 20.1 us (K stage 2.11 to 1.98, V 4.71 to 4.13, one profiled pass; the
+// attention probe's ARBOR_PROBE_SPREAD=8: K 3.97 to 2.38, V unchanged), but the dealing's
+// arithmetic made the other levels slower: decode@229 +0.10 to +0.24 ms. Out.
 
 // ARBOR_MK_DOWN_SPLIT=1: a pass of at most kMkDownSplitTokens tokens runs the expert down
 // projection as one item per (row pair, slot) (kOpExpertDownDots), where one item ran a row
@@ -638,15 +639,9 @@ constexpr long long kMkDownSplitTokens = 8;
 // gpu-next46 (exact: 331/0 and 19/0, plain and with ARBOR_GPU_KV_STREAM=1; H100 against main,
 // three rounds: read50@16384 -0.9 to -1.0% on `moer` and -0.4 to -0.5% on qwen3-4b in every
 // round, the decode rows within the spread, docs/BENCHMARKS.md "gpu-next46" calls 7 and 8); AMD
-// builds keep 0 (they have no ARBOR_MK_O_PAIRS). -DARBOR_MK_LSUM_V4=0 turns it off.
-#ifndef ARBOR_MK_LSUM_V4
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-#define ARBOR_MK_LSUM_V4 2
-#else
-#define ARBOR_MK_LSUM_V4 0
-#endif
-#endif
-static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
+// builds keep 0 (they have neither ARBOR_MK_O_PAIRS nor ARBOR_MK_L_UNDER_V), and so does an NVIDIA
+// build without either of those (its default is decided after ARBOR_MK_L_UNDER_V, below).
+// -DARBOR_MK_LSUM_V4=0 turns it off.
 // ARBOR_MK_SOFTMAX_SPREAD=1: an attention chunk item of fewer heads than warps (a decode item of
 // one to four) spreads each head's max and exponentials over all its warps, not one
 // (attn_softmax_spread); each exponential is the same, and the max differs at most in the sign
@@ -684,6 +679,15 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_L_UNDER_V 0
 #endif
 #endif
+// ARBOR_MK_LSUM_V4's default (above): 2 where its forms are, NVIDIA's with both switches on
+#ifndef ARBOR_MK_LSUM_V4
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS
+#define ARBOR_MK_LSUM_V4 2
+#else
+#define ARBOR_MK_LSUM_V4 0
+#endif
+#endif
+static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
 #if ARBOR_MK_LSUM_V4 == 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
 #error "ARBOR_MK_LSUM_V4=2 is for attn_o_write's two-dim forms' sums: it needs ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
 #endif
@@ -805,7 +809,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // Splitting a one-head decode item's V dims over 4 items, each part's old V rows asked for here
 // behind its K rows and its l sum beside the o loop (ARBOR_MK_V_PARTS, gpu-next46; 4e394ba has
 // it): exact, but the item as long (a part's V stage 3.2 us a mark for a quarter of the rows,
-// nearly all asked for at the barrier) and every row slower, decode@16384 too (+0.2-0.3 ms). Out.
+// nearly all asked for at the barrier) and every row slower, decode@16384 too (+0.2-0.4 ms). Out.
 #ifndef ARBOR_MK_K_EARLY
 #if ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_STAGE_TWICE && !ARBOR_MK_SMEM_DESC && !ARBOR_MK_BULK_STAGE
 #define ARBOR_MK_K_EARLY 1
@@ -844,8 +848,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // prefetches, branch commit 563bed8) lost in every form: `moer` decode@229 +0.3 ms (its expert
 // gated FFN level +2.3 us a layer), qwen3-4b +0.5, decode@16384 +0.7. Asked while the grid's
 // first items load their own rows, they slow those loads more than they speed the later ones.
-// =0 against =2 (gpu-next46, `p0`): `moer` decode@229 +0.14 to +0.24 ms, the attention item's V
-// stage as long (4.6 us a mark). =3, none at the barrier that ends an attention chunk level
+// =0 against =2 (gpu-next46, `p0`): `moer` decode@229 +0.14 to +0.23 ms, the attention item's V
+// stage as long (4.6 us a mark; one profiled pass, where main's ranges 4.6-5.3). =3, none at the barrier that ends an attention chunk level
 // (gpu-next46; cb7cd33 has it): the item as long, the o projection's level 1 us slower. So the
 // chunk items' copies do not wait on the prefetches. Out.
 #ifndef ARBOR_MK_L2_PREFETCH

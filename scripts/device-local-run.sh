@@ -21,7 +21,8 @@
 # decode@229,read50@229,prefill256@229; " " for none); ARBOR_LR_SHAPES (default "q4b moe moer");
 # ARBOR_LR_ROUNDS (2). ARBOR_LR_EXACT: the settings the exactness suite runs under (default all;
 # " " for no exactness, which needs no .carry/models; a call without them skips it);
-# ARBOR_LR_EXACT_BUILDS: the builds it runs on (default all). ARBOR_LR_DEEP=1 also times
+# ARBOR_LR_EXACT_BUILDS: the builds it runs on (default all; a build carrying one of the two
+# exactness programs runs that one, and logs the other "not carried"). ARBOR_LR_DEEP=1 also times
 # ARBOR_LR_DEEP_ROWS (default read50@16384,prefill256@16384,decode@16384) on
 # ARBOR_LR_DEEP_SHAPES (default moer), each from one
 # saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
@@ -103,7 +104,7 @@ for b in $exact_builds; do
     case " $BUILDS " in *" $b "*) ;; *) log "error: ARBOR_LR_EXACT_BUILDS names $b, which ARBOR_LR_BUILDS does not"; continue ;; esac
     B=/tmp/lr-$b
     if [ ! -x $B/gpu_logits_exact ] && [ ! -x $B/gpu_megakernel_exact ]; then
-        log "error: exactness of $b not run: its exactness programs were not carried"
+        log "error: exactness of $b not run: neither exactness program was carried"
         continue
     fi
     for s in $exact_settings; do

@@ -61,7 +61,9 @@ struct Times {
 };
 
 // Workgroup b takes items grid - 1 - b, then every grid-th one (the megakernel deals workgroup
-// items from its last workgroup down). The workgroups without an item stay, thread 0 polling
+// items from its last workgroup down; with ARBOR_PROBE_SPREAD=N, item k goes to workgroup
+// grid - 1 - N k instead, which means something for a level of few items, one at 229 cells, not
+// one whose head_parts were sized for the whole grid). The workgroups without an item stay, thread 0 polling
 // `done` with a 100 ns sleep between polls as the megakernel's barrier waits do, until every
 // item is done.
 __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
@@ -82,7 +84,9 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     // a level of few items spreads over N times as many workgroups, and SMs, as the megakernel's
     // last ones (do the chunk items' copies share something of the SMs that hold them?)
     const long long b = blockIdx.x, r = gridDim.x - 1 - b, first = r % ARBOR_PROBE_SPREAD ? items : r / ARBOR_PROBE_SPREAD;
-    const long long step = gridDim.x / ARBOR_PROBE_SPREAD;
+    // (step: the workgroups that hold items, ceil(grid / N), so each item runs once for any N)
+    static_assert(ARBOR_PROBE_SPREAD >= 1, "ARBOR_PROBE_SPREAD is a spacing of 1 or more");
+    const long long step = (gridDim.x + ARBOR_PROBE_SPREAD - 1) / ARBOR_PROBE_SPREAD;
     const unsigned busy = static_cast<unsigned>(items < step ? items : step);
 #else
     const long long b = blockIdx.x, first = gridDim.x - 1 - b;
