@@ -638,7 +638,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !(ARBOR_MK_L_SHFL && gh == 1)) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             block_stage_wait();
         } else
@@ -646,7 +646,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !(ARBOR_MK_L_SHFL && gh == 1)) attn_chunk_ls<kV4>(sc, ls, n, gh);
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);
 #endif
         }
         __syncthreads();
@@ -1239,36 +1239,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
             if (e[j] > m) m = e[j];
         m = warp_max_keep(m);
         arbor_syncwarp();
-#if ARBOR_MK_L_SHFL
-        if (gh == 1) {
-            // ARBOR_MK_L_SHFL (mk_model.hpp): a one-head item's exponentials stay in its lanes'
-            // registers as they are stored (cell 32 r + lane in ev[r]), and lane 0 takes them in
-            // cell order by shuffles: l = ((0 + e_0) + e_1) + ..., attn_chunk_l's adds. (No l sum
-            // in attn_o_write then.)
-            float ev[mkm::kChunk / 32];
-#pragma unroll
-            for (int r = 0; r < mkm::kChunk / 32; ++r) {
-                const int j = lane + 32 * r;
-                ev[r] = j < n ? num::exp_f(num::sub_rn(e[j], m)) : 0.0f;
-                if (j < n) e[j] = ev[r];
-            }
-            float l = 0.0f;
-#pragma unroll
-            for (int r = 0; r < mkm::kChunk / 32; ++r) {
-                if (32 * r < n) {  // (n is the warp's: every lane takes every shuffle)
-                    const int nr = n - 32 * r < 32 ? n - 32 * r : 32;
-#pragma unroll
-                    for (int i = 0; i < 32; ++i) {
-                        const float v = __shfl(ev[r], i);
-                        if (i < nr) l = num::add_rn(l, v);
-                    }
-                }
-            }
-            arbor_syncwarp();
-            if (lane == 0) ms[h] = m, ls[h] = l;
-            continue;
-        }
-#endif
         for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
         arbor_syncwarp();
         if (lane == 0) {

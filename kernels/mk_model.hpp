@@ -679,19 +679,11 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_L_UNDER_V 0
 #endif
 #endif
-// ARBOR_MK_L_SHFL=1 (gpu-next46, off, not yet run): a one-head chunk item's l (the sequential
-// sum of its up to 256 exponentials) is taken in the softmax by warp 0, lane 0 receiving each
-// exponential by a shuffle from the lane that computed it, in cell order, instead of by one
-// thread of warp 7 reading them back from shared memory beside the V copy (attn_chunk_ls). The
-// same adds in the same order: the bits do not change. Why: that sum takes about 3.4 us alone (15
-// ns an add, as if each add waited on its own load; gpu-next43's probe), about as long as the
-// copy it runs beside, where 229 adds by 4-cycle steps take about 0.5 us.
-#ifndef ARBOR_MK_L_SHFL
-#define ARBOR_MK_L_SHFL 0
-#endif
-#if ARBOR_MK_L_SHFL && ARBOR_MK_SOFTMAX_SPREAD
-#error "ARBOR_MK_L_SHFL takes the one-warp softmax; ARBOR_MK_SOFTMAX_SPREAD spreads it over the warps"
-#endif
+// A one-head item's l taken instead by shuffles in the softmax, lane 0 taking each exponential
+// from the lane that computed it (ARBOR_MK_L_SHFL, gpu-next46; 64663a0 has it): exact, but its 229 steps took 3-3.8
+// us in warp 0 as the shared-memory sum does beside the copy (about 16 ns a step, though the
+// sum's SASS batches its loads), and the copy alone is still 4.3 us a mark: item +2.4 us. Out.
+//
 // ARBOR_MK_LSUM_V4's default (above): 2 where its forms are, NVIDIA's with both switches on
 #ifndef ARBOR_MK_LSUM_V4
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS
