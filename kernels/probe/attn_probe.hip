@@ -114,6 +114,51 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     }
 }
 
+#if ARBOR_PROBE_CHAIN
+// Measurement variant (ARBOR_PROBE_CHAIN=1): what one step of a one-thread chain of n dependent
+// adds costs, timed by the SM's cycle counter in one workgroup's thread 0 (lane 0 of warp 0),
+// its operands fed three ways: (0) one register, (1) the shared-memory sum attn_chunk_l itself,
+// (2) shuffles from warp 0's lanes as a one-head softmax could take them. cyc[k] gets form k's
+// cycles, out[k] its sum (so nothing folds away). Every other warp waits at the block's barrier.
+__global__ void chain_probe(const float* src, int n, unsigned long long* cyc, float* out) {
+    __shared__ __align__(16) float e[256];
+    for (int i = static_cast<int>(threadIdx.x); i < 256; i += static_cast<int>(blockDim.x)) e[i] = src[i];
+    __syncthreads();
+    if (threadIdx.x >= 32) return;
+    const int lane = static_cast<int>(threadIdx.x);
+    const float x = e[1];
+    unsigned long long c0 = clock64();
+    float l = 0.0f;
+    for (int j = 0; j < n; ++j) l = arbor::num::add_rn(l, x);
+    unsigned long long c1 = clock64();
+    if (lane == 0) cyc[0] = c1 - c0, out[0] = l;
+    __syncwarp();
+    c0 = clock64();
+    l = lane == 0 ? attn_chunk_l<false>(e, n) : 0.0f;
+    c1 = clock64();
+    if (lane == 0) cyc[1] = c1 - c0, out[1] = l;
+    __syncwarp();
+    float ev[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) ev[r] = e[lane + 32 * r];
+    c0 = clock64();
+    l = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+        if (32 * r < n) {
+            const int nr = n - 32 * r < 32 ? n - 32 * r : 32;
+#pragma unroll
+            for (int i = 0; i < 32; ++i) {
+                const float v = __shfl(ev[r], i);
+                if (i < nr) l = arbor::num::add_rn(l, v);
+            }
+        }
+    }
+    c1 = clock64();
+    if (lane == 0) cyc[2] = c1 - c0, out[2] = l;
+}
+#endif
+
 // Reads `words` 16-byte words (four times the L2 and more): the L2 then holds none of what the
 // probe reads, and no dirty lines to write back (a read sweep, not a write one).
 __global__ void flush_l2(const uint4* p, long long words, unsigned* sink) {
@@ -314,6 +359,28 @@ int main(int argc, char** argv) {
         !ok(hipGetSymbolAddress(&ph_on, HIP_SYMBOL(mk_phase_on)), "phase symbols"))
         return 1;
 
+#if ARBOR_PROBE_CHAIN
+    {  // (ARBOR_PROBE_CHAIN: a chain step's cycles, chain_probe; five launches, each printed)
+        constexpr int kN = 229;
+        float *csrc = nullptr, *cout = nullptr;
+        unsigned long long* ccyc = nullptr;
+        std::vector<float> hs(256);
+        for (int i = 0; i < 256; ++i) hs[size_t(i)] = 1.0f / float(i + 3);
+        if (!ok(hipMalloc(&csrc, 256 * sizeof(float)), "chain src") || !ok(hipMalloc(&cout, 3 * sizeof(float)), "chain out") ||
+            !ok(hipMalloc(&ccyc, 3 * sizeof(unsigned long long)), "chain cycles") ||
+            !ok(hipMemcpy(csrc, hs.data(), 256 * sizeof(float), hipMemcpyHostToDevice), "chain src"))
+            return 1;
+        std::printf("chain of %d dependent adds, one thread, cycles a step (register, attn_chunk_l's shared loads, shuffles):\n", kN);
+        for (int r = 0; r < 5; ++r) {
+            unsigned long long hc[3];
+            chain_probe<<<1, kMkBlockThreads>>>(csrc, kN, ccyc, cout);
+            if (!ok(hipGetLastError(), "chain launch") || !ok(hipDeviceSynchronize(), "chain") ||
+                !ok(hipMemcpy(hc, ccyc, sizeof hc, hipMemcpyDeviceToHost), "chain cycles"))
+                return 1;
+            std::printf("  %6.2f %6.2f %6.2f\n", double(hc[0]) / kN, double(hc[1]) / kN, double(hc[2]) / kN);
+        }
+    }
+#endif
     for (const long long cells : cells_list) {
         // A decode step at position `cells` (the context's cells 0 .. cells - 1 and the new token's).
         const int p0 = static_cast<int>(cells);
