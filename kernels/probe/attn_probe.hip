@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 
 #if ARBOR_PROBE_CHAIN
 // Measurement variant (ARBOR_PROBE_CHAIN=1): what one step of a one-thread chain of n dependent
-// adds costs, timed by the SM's cycle counter in one workgroup's thread 0 (lane 0 of warp 0),
+// adds costs, timed by the SM's cycle counter (arbor_cycles: NVIDIA only) in one workgroup's thread 0 (lane 0 of warp 0),
 // its operands fed three ways: (0) one register, (1) the shared-memory sum attn_chunk_l itself,
 // (2) shuffles from warp 0's lanes as a one-head softmax could take them. cyc[k] gets form k's
 // cycles, out[k] its sum (so nothing folds away). Every other warp waits at the block's barrier.
@@ -127,21 +127,21 @@ __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, fl
     if (threadIdx.x >= 32) return;
     const int lane = static_cast<int>(threadIdx.x);
     const float x = e[1];
-    unsigned long long c0 = clock64();
+    unsigned long long c0 = arbor_cycles();
     float l = 0.0f;
     for (int j = 0; j < n; ++j) l = arbor::num::add_rn(l, x);
-    unsigned long long c1 = clock64();
+    unsigned long long c1 = arbor_cycles();
     if (lane == 0) cyc[0] = c1 - c0, out[0] = l;
-    __syncwarp();
-    c0 = clock64();
+    arbor_syncwarp();
+    c0 = arbor_cycles();
     l = lane == 0 ? attn_chunk_l<false>(e, n) : 0.0f;
-    c1 = clock64();
+    c1 = arbor_cycles();
     if (lane == 0) cyc[1] = c1 - c0, out[1] = l;
-    __syncwarp();
+    arbor_syncwarp();
     float ev[8];
 #pragma unroll
     for (int r = 0; r < 8; ++r) ev[r] = e[lane + 32 * r];
-    c0 = clock64();
+    c0 = arbor_cycles();
     l = 0.0f;
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
@@ -154,7 +154,7 @@ __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, fl
             }
         }
     }
-    c1 = clock64();
+    c1 = arbor_cycles();
     if (lane == 0) cyc[2] = c1 - c0, out[2] = l;
 }
 #endif
