@@ -116,10 +116,11 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 
 #if ARBOR_PROBE_CHAIN
 // Measurement variant (ARBOR_PROBE_CHAIN=1): what one step of a one-thread chain of n dependent
-// adds costs, timed by the SM's cycle counter (arbor_cycles: NVIDIA only) in one workgroup's thread 0 (lane 0 of warp 0),
-// its operands fed three ways: (0) one register, (1) the shared-memory sum attn_chunk_l itself,
-// (2) shuffles from warp 0's lanes as a one-head softmax could take them. cyc[k] gets form k's
-// cycles, out[k] its sum (so nothing folds away). Every other warp waits at the block's barrier.
+// adds costs, timed by the SM's cycle counter (arbor_cycles: NVIDIA only) in one workgroup's
+// thread 0 (lane 0 of warp 0), its operands fed three ways: (0) one register, (1) the
+// shared-memory sum attn_chunk_l itself, (2) shuffles from warp 0's lanes as a one-head softmax
+// could take them. cyc[k] gets form k's cycles, out[k] its sum (so nothing folds away). The
+// warps past the first return after the block's barrier.
 __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, float* out) {
     __shared__ __align__(16) float e[256];
     for (int i = static_cast<int>(threadIdx.x); i < 256; i += static_cast<int>(blockDim.x)) e[i] = src[i];
