@@ -672,6 +672,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // of 229 cells takes about 2 us more than the copy). AMD builds keep it off until measured there.
 // Two other placements measured no different in the probe (gpu-next37 call 6; commit cd3c03a has
 // them): the sums just before the piece is asked for, and the summing warps left out of its copy.
+// A one-head item's l taken instead by shuffles in the softmax, lane 0 taking each exponential
+// from the lane that computed it (ARBOR_MK_L_SHFL, gpu-next46; 64663a0 has it): exact, but its
+// 229 steps took 3-3.8 us in warp 0, as the shared-memory sum does beside the copy (about 16 ns a
+// step, though the sum's SASS batches its loads), and the copy alone is still 4.3 us a mark: the
+// item +2.4 us. Out.
 #ifndef ARBOR_MK_L_UNDER_V
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L_UNDER_V 1
@@ -679,11 +684,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_L_UNDER_V 0
 #endif
 #endif
-// A one-head item's l taken instead by shuffles in the softmax, lane 0 taking each exponential
-// from the lane that computed it (ARBOR_MK_L_SHFL, gpu-next46; 64663a0 has it): exact, but its 229 steps took 3-3.8
-// us in warp 0 as the shared-memory sum does beside the copy (about 16 ns a step, though the
-// sum's SASS batches its loads), and the copy alone is still 4.3 us a mark: item +2.4 us. Out.
-//
 // ARBOR_MK_LSUM_V4's default (above): 2 where its forms are, NVIDIA's with both switches on
 #ifndef ARBOR_MK_LSUM_V4
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS
@@ -854,9 +854,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // gated FFN level +2.3 us a layer), qwen3-4b +0.5, decode@16384 +0.7. Asked while the grid's
 // first items load their own rows, they slow those loads more than they speed the later ones.
 // =0 against =2 (gpu-next46, `p0`): `moer` decode@229 +0.14 to +0.23 ms, the attention item's V
-// stage as long (4.6 us a mark; one profiled pass, where main's ranges 4.6-5.3). =3, none at the barrier that ends an attention chunk level
-// (gpu-next46; cb7cd33 has it): the item as long, the o projection's level 1 us slower. So the
-// chunk items' copies do not wait on the prefetches. Out.
+// stage as long (4.6 us a mark; one profiled pass, where main's ranges 4.6-5.3). =3, none at the
+// barrier that ends an attention chunk level (gpu-next46; cb7cd33 has it): the item as long, the
+// o projection's level 1 us slower. So the chunk items' copies do not wait on the prefetches. Out.
 #ifndef ARBOR_MK_L2_PREFETCH
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_L2_PREFETCH 2

@@ -8,7 +8,7 @@ packed() { if [ -f "$1.xz" ]; then echo "$1.xz"; elif [ -f "$1.gz" ]; then echo 
 xz_tool() {
     if command -v xz >/dev/null; then echo xz
     elif python3 -c 'import lzma' 2>/dev/null; then echo "python3 lzma"
-    else echo "none (repack the builds with gzip: docs/GPU.md Next item 1)"; fi
+    else echo "none (build with ARBOR_LOCAL_PACK=gzip bash scripts/device-local-build.sh, which packs by gzip)"; fi
 }
 # unpack PACKED DEST: xz by xz or python3's lzma, gzip by gzip; into DEST.part first, so that a
 # failed unpack leaves no partial DEST that a later call on this machine could take for a build.

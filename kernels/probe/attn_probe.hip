@@ -63,9 +63,9 @@ struct Times {
 // Workgroup b takes items grid - 1 - b, then every grid-th one (the megakernel deals workgroup
 // items from its last workgroup down; with ARBOR_PROBE_SPREAD=N, item k goes to workgroup
 // grid - 1 - N k instead, which means something for a level of few items, one at 229 cells, not
-// one whose head_parts were sized for the whole grid). The workgroups without an item stay, thread 0 polling
-// `done` with a 100 ns sleep between polls as the megakernel's barrier waits do, until every
-// item is done.
+// one whose head_parts were sized for the whole grid). The workgroups without an item stay,
+// thread 0 polling `done` with a 100 ns sleep between polls as the megakernel's barrier waits
+// do, until every item is done.
 __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     attn_level(const MkPass* P, MkModelStage s, long long items, Times tm) {
 #if ARBOR_MK_SMEM_FLOATS > 10176
@@ -83,9 +83,10 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
     // Measurement variant: item k to workgroup grid - 1 - N k (N = ARBOR_PROBE_SPREAD), so that
     // a level of few items spreads over N times as many workgroups, and SMs, as the megakernel's
     // last ones (do the chunk items' copies share something of the SMs that hold them?)
-    const long long b = blockIdx.x, r = gridDim.x - 1 - b, first = r % ARBOR_PROBE_SPREAD ? items : r / ARBOR_PROBE_SPREAD;
     // (step: the workgroups that hold items, ceil(grid / N), so each item runs once for any N)
     static_assert(ARBOR_PROBE_SPREAD >= 1, "ARBOR_PROBE_SPREAD is a spacing of 1 or more");
+    const long long b = blockIdx.x, r = gridDim.x - 1 - b;
+    const long long first = r % ARBOR_PROBE_SPREAD ? items : r / ARBOR_PROBE_SPREAD;
     const long long step = (gridDim.x + ARBOR_PROBE_SPREAD - 1) / ARBOR_PROBE_SPREAD;
     const unsigned busy = static_cast<unsigned>(items < step ? items : step);
 #else
@@ -367,11 +368,13 @@ int main(int argc, char** argv) {
         unsigned long long* ccyc = nullptr;
         std::vector<float> hs(256);
         for (int i = 0; i < 256; ++i) hs[size_t(i)] = 1.0f / float(i + 3);
-        if (!ok(hipMalloc(&csrc, 256 * sizeof(float)), "chain src") || !ok(hipMalloc(&cout, 3 * sizeof(float)), "chain out") ||
+        if (!ok(hipMalloc(&csrc, 256 * sizeof(float)), "chain src") ||
+            !ok(hipMalloc(&cout, 3 * sizeof(float)), "chain out") ||
             !ok(hipMalloc(&ccyc, 3 * sizeof(unsigned long long)), "chain cycles") ||
             !ok(hipMemcpy(csrc, hs.data(), 256 * sizeof(float), hipMemcpyHostToDevice), "chain src"))
             return 1;
-        std::printf("chain of %d dependent adds, one thread, cycles a step (register, attn_chunk_l's shared loads, shuffles):\n", kN);
+        std::printf("chain of %d dependent adds, one thread, cycles a step "
+                    "(register, attn_chunk_l's shared loads, shuffles):\n", kN);
         for (int r = 0; r < 5; ++r) {
             unsigned long long hc[3];
             chain_probe<<<1, kMkBlockThreads>>>(csrc, kN, ccyc, cout);
