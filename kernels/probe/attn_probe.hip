@@ -120,13 +120,34 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 // adds costs, timed by the SM's cycle counter (arbor_cycles: NVIDIA only) in one workgroup's
 // thread 0 (lane 0 of warp 0), its operands fed three ways: (0) one register, (1) the
 // shared-memory sum attn_chunk_l itself, (2) shuffles from warp 0's lanes as a one-head softmax
-// could take them. cyc[k] gets form k's cycles, out[k] its sum (so nothing folds away). The
-// warps past the first return after the block's barrier.
-__global__ void chain_probe(const float* src, int n, unsigned long long* cyc, float* out) {
+// could take them. cyc[k] gets form k's cycles, out[k] its sum (so nothing folds away). With
+// busy = 0 the warps past the first return after the block's barrier; with busy = 1 they copy
+// the 64 KiB at `bulk` into shared memory by 16-byte words (as the stage copy's cp.async loop
+// moves the V rows) until warp 0 is done, and with busy = 2 they run FMA chains over shared
+// words (as the o loop does), so that the three forms are also timed beside other warps' work.
+__global__ void chain_probe(const float* src, int n, unsigned long long* cyc, float* out, const uint4* bulk,
+                            int busy, float* sink) {
     __shared__ __align__(16) float e[256];
+    __shared__ __align__(16) uint4 scratch[2048];  // 32 KiB
+    __shared__ volatile int stop;
     for (int i = static_cast<int>(threadIdx.x); i < 256; i += static_cast<int>(blockDim.x)) e[i] = src[i];
+    if (threadIdx.x == 0) stop = 0;
     __syncthreads();
-    if (threadIdx.x >= 32) return;
+    if (threadIdx.x >= 32) {
+        if (busy == 0) return;
+        const int t = static_cast<int>(threadIdx.x) - 32, nt = static_cast<int>(blockDim.x) - 32;
+        float acc = 0.0f;
+        for (int round = 0; !stop; ++round) {
+            if (busy == 1) {
+                for (int i = t; i < 4096; i += nt) scratch[i & 2047] = bulk[i];
+            } else {
+                const float* sf = reinterpret_cast<const float*>(scratch);
+                for (int i = 0; i < 64; ++i) acc = __fmaf_rn(sf[(t + 8 * i) & 8191], 1.0001f, acc);
+            }
+        }
+        if (acc == 1234.5f) *sink = acc;  // (almost never: keeps the FMAs)
+        return;
+    }
     const int lane = static_cast<int>(threadIdx.x);
     const float x = e[1];
     unsigned long long c0 = arbor_cycles();
@@ -158,6 +179,7 @@ __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, fl
     }
     c1 = arbor_cycles();
     if (lane == 0) cyc[2] = c1 - c0, out[2] = l;
+    if (lane == 0) stop = 1;
 }
 #endif
 
@@ -366,22 +388,28 @@ int main(int argc, char** argv) {
         constexpr int kN = 229;
         float *csrc = nullptr, *cout = nullptr;
         unsigned long long* ccyc = nullptr;
+        uint4* cbulk = nullptr;
         std::vector<float> hs(256);
         for (int i = 0; i < 256; ++i) hs[size_t(i)] = 1.0f / float(i + 3);
         if (!ok(hipMalloc(&csrc, 256 * sizeof(float)), "chain src") ||
-            !ok(hipMalloc(&cout, 3 * sizeof(float)), "chain out") ||
+            !ok(hipMalloc(&cbulk, 4096 * sizeof(uint4)), "chain bulk") ||
+            !ok(hipMemset(cbulk, 0, 4096 * sizeof(uint4)), "chain bulk") ||
+            !ok(hipMalloc(&cout, 4 * sizeof(float)), "chain out") ||
             !ok(hipMalloc(&ccyc, 3 * sizeof(unsigned long long)), "chain cycles") ||
             !ok(hipMemcpy(csrc, hs.data(), 256 * sizeof(float), hipMemcpyHostToDevice), "chain src"))
             return 1;
-        std::printf("chain of %d dependent adds, one thread, cycles a step "
-                    "(register, attn_chunk_l's shared loads, shuffles):\n", kN);
-        for (int r = 0; r < 5; ++r) {
-            unsigned long long hc[3];
-            chain_probe<<<1, kMkBlockThreads>>>(csrc, kN, ccyc, cout);
-            if (!ok(hipGetLastError(), "chain launch") || !ok(hipDeviceSynchronize(), "chain") ||
-                !ok(hipMemcpy(hc, ccyc, sizeof hc, hipMemcpyDeviceToHost), "chain cycles"))
-                return 1;
-            std::printf("  %6.2f %6.2f %6.2f\n", double(hc[0]) / kN, double(hc[1]) / kN, double(hc[2]) / kN);
+        static const char* const kBeside[3] = {"alone", "beside a copy to shared", "beside shared FMAs"};
+        for (int busy = 0; busy < 3; ++busy) {
+            std::printf("chain of %d dependent adds, one thread %s, cycles a step "
+                        "(register, attn_chunk_l's shared loads, shuffles):\n", kN, kBeside[busy]);
+            for (int r = 0; r < 5; ++r) {
+                unsigned long long hc[3];
+                chain_probe<<<1, kMkBlockThreads>>>(csrc, kN, ccyc, cout, cbulk, busy, cout + 3);
+                if (!ok(hipGetLastError(), "chain launch") || !ok(hipDeviceSynchronize(), "chain") ||
+                    !ok(hipMemcpy(hc, ccyc, sizeof hc, hipMemcpyDeviceToHost), "chain cycles"))
+                    return 1;
+                std::printf("  %6.2f %6.2f %6.2f\n", double(hc[0]) / kN, double(hc[1]) / kN, double(hc[2]) / kN);
+            }
         }
     }
 #endif
