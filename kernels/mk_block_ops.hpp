@@ -493,6 +493,25 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
     }
 }
 
+#if ARBOR_MK_STAGE_CLOCKS
+// Measurement builds (ARBOR_MK_STAGE_CLOCKS, mk_model.hpp): a decode item's pieces by the SM's
+// cycle counter, slot k's cycles and count summed over the items (kStc* below); the attention
+// probe prints them. Only threads 0 and 224 (lane 0 of warps 0 and 7) record.
+enum : int {
+    kStcKIssue, kStcKWait, kStcKSync, kStcScores, kStcScoresSync, kStcSoftmax, kStcVIssue, kStcVWait, kStcVSync,
+    kStcVIssue7, kStcLSum7, kStcVWait7, kStcVSync7, kStcO, kStcOSync, kStcWrite, kStcSlots
+};
+__device__ unsigned long long mk_stc_cycles[kStcSlots];
+__device__ unsigned long long mk_stc_n[kStcSlots];
+__device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long long c1) {
+    atomicAdd(&mk_stc_cycles[slot], c1 - c0);
+    atomicAdd(&mk_stc_n[slot], 1ull);
+}
+#define ARBOR_STC(...) __VA_ARGS__
+#else
+#define ARBOR_STC(...)
+#endif
+
 // l of one head's chunk: the contract's sequential sum of its n exponentials e[0 .. n - 1], cells
 // in order (one thread). V4 (by default with ARBOR_MK_LSUM_V4=1; =2 asks for it in attn_o_write's
 // two-dim forms): 16 cells a round as four 16-byte loads (e 16-byte aligned), the next round's
@@ -634,12 +653,15 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();  // (first piece: the exponentials of step 3 are complete, and the spread
                           // softmax's reads of the maxima in ls are done before attn_chunk_ls)
 #if ARBOR_MK_ASYNC_STAGE
+        ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
+            ARBOR_STC(vc[1] = arbor_cycles());
 #if ARBOR_MK_L_UNDER_V
             if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
+            ARBOR_STC(vc[2] = arbor_cycles());
             block_stage_wait();
         } else
 #endif
@@ -649,7 +671,18 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);
 #endif
         }
+        ARBOR_STC(vc[3] = arbor_cycles());
         __syncthreads();
+#if ARBOR_MK_STAGE_CLOCKS
+        vc[4] = arbor_cycles();
+        if (c0 == 0 && gh == 1 && (threadIdx.x == 0 || threadIdx.x == 224)) {
+            const int o7 = threadIdx.x == 0 ? 0 : kStcVIssue7 - kStcVIssue;
+            mk_stc(kStcVIssue + o7, vc[0], vc[1]);
+            if (o7) mk_stc(kStcLSum7, vc[1], vc[2]);
+            mk_stc(kStcVWait + o7 + (o7 ? 1 : 0), o7 ? vc[2] : vc[1], vc[3]);
+            mk_stc(kStcVSync + o7 + (o7 ? 1 : 0), vc[3], vc[4]);
+        }
+#endif
         pc.mark(kPhAttnVStage);
         // (ARBOR_MK_O_SKIP_IDLE: a thread whose slice has no head, slice >= gh, skips the loop)
         if (slice < slices && (!ARBOR_MK_O_SKIP_IDLE || slice < gh)) {
@@ -784,8 +817,17 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 }
             }
         }
+#if ARBOR_MK_STAGE_CLOCKS
+        const unsigned long long oc1 = arbor_cycles();
+        __syncthreads();
+        if (c0 == 0 && gh == 1 && threadIdx.x == 0) {
+            mk_stc(kStcO, vc[4], oc1);
+            mk_stc(kStcOSync, oc1, arbor_cycles());
+        }
+#endif
         pc.mark(kPhAttnO);
     }
+    ARBOR_STC(const unsigned long long wc0 = arbor_cycles());
     if (slice < slices) {
         if (s.direct) {
             float* out = P.att + t * d.n_head * hdv + (g * group + h0) * hdv;
@@ -829,6 +871,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         const long long at = t * d.n_head * hdv + (g * group + h0) * hdv, span = static_cast<long long>(gh) * hdv;
         mkb::block_quantize(P.att + at, span, P.attq + at / 32);
     }
+#if ARBOR_MK_STAGE_CLOCKS
+    __syncthreads();
+    if (gh == 1 && threadIdx.x == 0) mk_stc(kStcWrite, wc0, arbor_cycles());
+#endif
     pc.mark(kPhAttnWrite);
 }
 
@@ -1056,6 +1102,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
         pc.mark(r == 0 ? kPhAttnQ : kPhAttnKStage);
     }
 #else
+    ARBOR_STC(const unsigned long long kc0 = arbor_cycles());
 #if ARBOR_MK_K_EARLY
     // The rows mk_attn_k_early has not asked for (none at depth, where a chunk's cells are all
     // old); the wait then lands every copy in flight, the early ones too.
@@ -1066,8 +1113,11 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #else
     block_stage_async(stage, k0, static_cast<long long>(n) * hdk * 2, ARBOR_MK_BULK_STAGE != 0, evict_first);
 #endif
+    ARBOR_STC(const unsigned long long kc1 = arbor_cycles());
     block_stage_wait();
+    ARBOR_STC(const unsigned long long kc2 = arbor_cycles());
     __syncthreads();
+    ARBOR_STC(const unsigned long long kc3 = arbor_cycles());
     pc.mark(kPhAttnKStage);
 #endif
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
@@ -1076,7 +1126,17 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     else
 #endif
         attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
+    ARBOR_STC(const unsigned long long kc4 = arbor_cycles());
     __syncthreads();
+#if ARBOR_MK_STAGE_CLOCKS
+    if (threadIdx.x == 0 && gh == 1) {
+        mk_stc(kStcKIssue, kc0, kc1);
+        mk_stc(kStcKWait, kc1, kc2);
+        mk_stc(kStcKSync, kc2, kc3);
+        mk_stc(kStcScores, kc3, kc4);
+        mk_stc(kStcScoresSync, kc4, arbor_cycles());
+    }
+#endif
     pc.mark(kPhAttnScores);
 }
 #endif
@@ -1229,7 +1289,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // 3. max, exponentials and l per head (l: in attn_o_write with ARBOR_MK_L_UNDER_V)
 #if ARBOR_MK_SOFTMAX_SPREAD
     if (gh < kMkBlockWarps && kMkBlockWarps % gh == 0) {
+        ARBOR_STC(const unsigned long long xc0 = arbor_cycles());
         attn_softmax_spread(sc, ms, ls, n, gh);
+        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
     } else
 #endif
     for (int h = warp; h < gh; h += kMkBlockWarps) {

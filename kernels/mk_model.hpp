@@ -795,6 +795,17 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
+// ARBOR_MK_STAGE_CLOCKS=1 (measurement builds of the attention probe, never a default): a one-head
+// decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
+// mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
+// copy's issue, wait and barrier beside warp 7's l sum, the o loop and the write), summed over the
+// items for arbor-gpu-attn-probe to print.
+#ifndef ARBOR_MK_STAGE_CLOCKS
+#define ARBOR_MK_STAGE_CLOCKS 0
+#endif
+#if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
+#error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
+#endif
 // ARBOR_MK_K_EARLY=1 (gpu-next35, measured in gpu-next36, on by default where ARBOR_MK_ASYNC_STAGE
 // is and none of the switches below that exclude it): while a workgroup waits at the grid barrier
 // before a decode step's attention level, it asks for the K cells of its first attention item

@@ -462,6 +462,15 @@ int main(int argc, char** argv) {
         }
         if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), "first pass")) return 1;
         Mode modes[3] = {{"cold"}, {"code"}, {"warm"}};
+#if ARBOR_MK_STAGE_CLOCKS
+        // (ARBOR_MK_STAGE_CLOCKS: the one-head item's pieces, cycles an item, summed over the warm
+        // launches with the phase clocks off)
+        unsigned long long stc_sum[kStcSlots] = {}, stc_n[kStcSlots] = {};
+        void *stc_c = nullptr, *stc_k = nullptr;
+        if (!ok(hipGetSymbolAddress(&stc_c, HIP_SYMBOL(mk_stc_cycles)), "stage clocks") ||
+            !ok(hipGetSymbolAddress(&stc_k, HIP_SYMBOL(mk_stc_n)), "stage clocks"))
+            return 1;
+#endif
         for (int phases = 0; phases < 2; ++phases) {
             const unsigned on = static_cast<unsigned>(phases);
             if (!ok(hipMemcpy(ph_on, &on, sizeof on, hipMemcpyHostToDevice), "phase flag")) return 1;
@@ -473,8 +482,22 @@ int main(int argc, char** argv) {
                     if (!ok(hipMemset(ran, 0, grid * sizeof(unsigned)), "reset") ||
                         !ok(hipMemset(done, 0, sizeof(unsigned)), "counter reset") || (phases && !phases_reset(ph_ns, ph_marks)))
                         return 1;
+#if ARBOR_MK_STAGE_CLOCKS
+                    if (!ok(hipMemset(stc_c, 0, kStcSlots * sizeof(unsigned long long)), "stage clocks") ||
+                        !ok(hipMemset(stc_k, 0, kStcSlots * sizeof(unsigned long long)), "stage clocks"))
+                        return 1;
+#endif
                     attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran, done});
                     if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), modes[m].name)) return 1;
+#if ARBOR_MK_STAGE_CLOCKS
+                    if (m == 2 && !phases) {
+                        unsigned long long hc[kStcSlots], hn[kStcSlots];
+                        if (!ok(hipMemcpy(hc, stc_c, sizeof hc, hipMemcpyDeviceToHost), "stage clocks") ||
+                            !ok(hipMemcpy(hn, stc_k, sizeof hn, hipMemcpyDeviceToHost), "stage clocks"))
+                            return 1;
+                        for (int k = 0; k < kStcSlots; ++k) stc_sum[k] += hc[k], stc_n[k] += hn[k];
+                    }
+#endif
                     std::vector<unsigned long long> ht(size_t(2 * grid));
                     std::vector<unsigned> hr(static_cast<size_t>(grid));
                     if (!ok(hipMemcpy(ht.data(), t, ht.size() * sizeof(unsigned long long), hipMemcpyDeviceToHost), "times") ||
@@ -520,6 +543,17 @@ int main(int argc, char** argv) {
                 std::printf(" %10.3f", m.marks[p] ? m.ns[p] / 1e3 / double(m.marks[p]) : 0.0);
             std::printf("\n");
         }
+#if ARBOR_MK_STAGE_CLOCKS
+        static const char* const kStcNames[kStcSlots] = {
+            "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)",
+            "softmax (t0)", "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)",
+            "l sum (t224)", "V wait after the sum (t224)", "V barrier (t224)", "o loop (t0)",
+            "o barrier (t0)", "write (t0)"};
+        std::printf("stage clocks, warm launches with the phase clocks off: cycles an item (items timed)\n");
+        for (int k = 0; k < kStcSlots; ++k)
+            std::printf("  %-30s %9.0f  (%llu)\n", kStcNames[k], stc_n[k] ? double(stc_sum[k]) / double(stc_n[k]) : 0.0,
+                        stc_n[k]);
+#endif
     }
     return 0;
 }
