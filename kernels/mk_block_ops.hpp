@@ -205,6 +205,23 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
 #endif
     block_stage(dst, src, bytes);
 }
+#if ARBOR_MK_V_SUM_WARP == 1
+// block_stage_async's cp.async form by the workgroup's first `threads` threads alone (src, dst and
+// bytes 16-byte aligned: the caller checks); the others issue nothing, so their wait is at once.
+__device__ inline void block_stage_async_first(void* dst, const void* src, long long bytes, int threads) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const int tid = static_cast<int>(threadIdx.x);
+    if (tid >= threads) return;
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    const uint4* s = static_cast<const uint4*>(src);
+    for (int i = tid; i < bytes / 16; i += threads) cp_async16(d + 16u * i, s + i);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+    (void)threads;
+    block_stage_async(dst, src, bytes);
+#endif
+}
+#endif
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -655,10 +672,22 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
         if constexpr (std::is_same_v<Cells, DenseCells>) {
+#if ARBOR_MK_V_SUM_WARP == 2 && ARBOR_MK_L_UNDER_V
+            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // before this warp issues its copies
+#endif
+#if ARBOR_MK_V_SUM_WARP == 1
+            // A one-head item: warps 0-6 copy the piece, and warp 7, which runs the sum, issues none.
+            const uint8_t* vsrc = v0 + static_cast<long long>(c0) * vrow;
+            const long long vbytes = static_cast<long long>(np) * vrow;
+            if (gh == 1 && !v_bulk && !v_evict &&
+                ((reinterpret_cast<unsigned long long>(vsrc) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0)
+                block_stage_async_first(stage, vsrc, vbytes, kMkBlockThreads - 32);
+            else
+#endif
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
             ARBOR_STC(vc[1] = arbor_cycles());
-#if ARBOR_MK_L_UNDER_V
+#if ARBOR_MK_L_UNDER_V && ARBOR_MK_V_SUM_WARP != 2
             if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             ARBOR_STC(vc[2] = arbor_cycles());

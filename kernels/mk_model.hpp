@@ -803,6 +803,15 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
 #endif
+// ARBOR_MK_V_SUM_WARP (off; NVIDIA with ARBOR_MK_ASYNC_STAGE and ARBOR_MK_L_UNDER_V): where a
+// one-head decode item's l sum (warp 7, lane 0) runs against its V copy. The probe's stage clocks
+// (gpu-next47) have warp 7 issue its share of the copy last, at about 5300 cycles, and only then
+// run the sum (about 6500 more): the V stage is the two in a row. 1: warps 0-6 copy the piece and
+// warp 7 issues nothing; 2: every warp runs its sums (warp 7 alone has one) before it issues its
+// copies. The same sum and the same bytes: the bits do not change.
+#ifndef ARBOR_MK_V_SUM_WARP
+#define ARBOR_MK_V_SUM_WARP 0
+#endif
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
 #endif
