@@ -316,6 +316,13 @@ bool mk_phases_arm(bool on) {
         hipGetSymbolAddress(&cycles, HIP_SYMBOL(mk_phase_cycles)) != hipSuccess)
         return false;
     const unsigned v = on ? 1u : 0u;
+#if ARBOR_MK_STAGE_CLOCKS
+    void *stc_c = nullptr, *stc_n = nullptr;  // (measurement builds: the one-head items' stage clocks)
+    if (hipGetSymbolAddress(&stc_c, HIP_SYMBOL(mk_stc_cycles)) != hipSuccess ||
+        hipGetSymbolAddress(&stc_n, HIP_SYMBOL(mk_stc_n)) != hipSuccess ||
+        hipMemset(stc_c, 0, sizeof mk_stc_cycles) != hipSuccess || hipMemset(stc_n, 0, sizeof mk_stc_n) != hipSuccess)
+        return false;
+#endif
     return hipMemset(item_ns, 0, sizeof mk_item_ns) == hipSuccess && hipMemset(item_n, 0, sizeof mk_item_n) == hipSuccess &&
            hipMemset(cycles, 0, sizeof mk_phase_cycles) == hipSuccess &&
            hipMemset(ns, 0, sizeof(unsigned long long) * kMkPhases) == hipSuccess &&
@@ -345,6 +352,27 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
                           double(cy[p]) / double(t[p]));
         rows.push_back(row);
     }
+#if ARBOR_MK_STAGE_CLOCKS
+    {  // (measurement builds: the one-head decode items' pieces, cycles an item; mk_block_ops.hpp)
+        static const char* const names[kStcSlots] = {
+            "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)",
+            "softmax (t0)", "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)",
+            "l sum (t224)", "V wait after the sum (t224)", "V barrier (t224)", "o loop (t0)",
+            "o barrier (t0)", "write (t0)"};
+        unsigned long long c[kStcSlots] = {}, n[kStcSlots] = {};
+        void *pc = nullptr, *pn = nullptr;
+        if (hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
+            hipGetSymbolAddress(&pn, HIP_SYMBOL(mk_stc_n)) == hipSuccess &&
+            hipMemcpy(c, pc, sizeof c, hipMemcpyDeviceToHost) == hipSuccess &&
+            hipMemcpy(n, pn, sizeof n, hipMemcpyDeviceToHost) == hipSuccess)
+            for (int k = 0; k < kStcSlots; ++k) {
+                char row[160];
+                std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", names[k],
+                              n[k] ? double(c[k]) / double(n[k]) : 0.0, n[k]);
+                rows.push_back(row);
+            }
+    }
+#endif
     static unsigned long long ins[kMkItemCopies][kMkItemOps][2], inn[kMkItemCopies][kMkItemOps][2];
     if (hipGetSymbolAddress(&ns, HIP_SYMBOL(mk_item_ns)) != hipSuccess ||
         hipGetSymbolAddress(&marks, HIP_SYMBOL(mk_item_n)) != hipSuccess ||

@@ -663,7 +663,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
 #if ARBOR_MK_L_UNDER_V
     // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of the two-dim forms alone)
-    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
+    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 >= 2 && DP == 2) ||
+                         (ARBOR_MK_LSUM_V4 == 3 && HM == 1 && DP == 1);
 #endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;

@@ -692,9 +692,11 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LSUM_V4 0
 #endif
 #endif
-static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
-#if ARBOR_MK_LSUM_V4 == 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
-#error "ARBOR_MK_LSUM_V4=2 is for attn_o_write's two-dim forms' sums: it needs ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
+// =3 (off, gpu-next47): =2's forms and the one-head decode items' sums too (attn_o_write<1, 1>),
+// where the probe's stage clocks found the plain sum waiting for each load (about 30 cycles a step).
+static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 3, "ARBOR_MK_LSUM_V4 is 0, 1, 2 or 3");
+#if ARBOR_MK_LSUM_V4 >= 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
+#error "ARBOR_MK_LSUM_V4=2 and =3 are for attn_o_write's sums: they need ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
 #endif
 
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
