@@ -652,6 +652,15 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     for (int k = 0; k < kMaxHeads; ++k)
 #pragma unroll
         for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
+#if ARBOR_MK_L_IN_O
+    // ARBOR_MK_L_IN_O (mk_model.hpp): a thread of one head and one dim sums its head's l itself,
+    // in its o loop, from the weights that loop loads anyway (cells in order, from +0: the
+    // contract's chain, as attn_chunk_l's), so no thread sums it beside the V copy.
+    constexpr bool kLinO = HM == 1 && DP == 1;
+#else
+    constexpr bool kLinO = false;
+#endif
+    float lo = 0.0f;  // the head's l, with kLinO
     const int vpiece = attn_vpiece(stage_bytes, vrow);
     const bool e16 = ((gh * hdk) & 3) == 0;
 #if ARBOR_MK_ASYNC_STAGE
@@ -674,7 +683,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
         if constexpr (std::is_same_v<Cells, DenseCells>) {
 #if ARBOR_MK_V_SUM_WARP == 2 && ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // before this warp issues its copies
+            if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // before this warp issues its copies
 #endif
 #if ARBOR_MK_V_SUM_WARP == 1
             // A one-head item: warps 0-6 copy the piece, and warp 7, which runs the sum, issues none.
@@ -689,7 +698,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                               v_evict);
             ARBOR_STC(vc[1] = arbor_cycles());
 #if ARBOR_MK_L_UNDER_V && ARBOR_MK_V_SUM_WARP != 2
-            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
+            if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             ARBOR_STC(vc[2] = arbor_cycles());
             block_stage_wait();
@@ -698,7 +707,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         {
             block_stage_rows(stage, v0, first, cells, c0, np, vrow);
 #if ARBOR_MK_L_UNDER_V
-            if (c0 == 0) attn_chunk_ls<kV4>(sc, ls, n, gh);
+            if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);
 #endif
         }
         ARBOR_STC(vc[3] = arbor_cycles());
@@ -737,6 +746,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         mkb::f16x8_to_f32(rc + 8, v + 8);
 #pragma unroll
                         for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                        if constexpr (kLinO)
+#pragma unroll
+                            for (int u = 0; u < 16; ++u) lo = num::add_rn(lo, ec[u]);
                     }
                 }
             }
@@ -810,6 +822,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int k = 0; k < kG; ++k)
 #pragma unroll
                             for (int p = 0; p < DP; ++p) o[k0 + k][p] = fmaf(e8[k][u], v8[p][u], o[k0 + k][p]);
+                    if constexpr (kLinO)
+#pragma unroll
+                        for (int u = 0; u < 8; ++u) lo = num::add_rn(lo, e8[0][u]);
                 }
 #else
 #pragma unroll
@@ -830,6 +845,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     for (int u = 0; u < 8; ++u)
 #pragma unroll
                         for (int p = 0; p < DP; ++p) o[k][p] = fmaf(e8[u], v8[p][u], o[k][p]);
+                    if constexpr (kLinO)
+#pragma unroll
+                        for (int u = 0; u < 8; ++u) lo = num::add_rn(lo, e8[u]);
                 }
 #endif
             }
@@ -841,9 +859,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
                 for (int k = 0; k < kMaxHeads; ++k) {
                     const int h = slice + k * slices;
-                    if (h < gh)
+                    if (h < gh) {
 #pragma unroll
                         for (int p = 0; p < DP; ++p) o[k][p] = fmaf(sc[h * mkm::kChunk + c0 + j], vj[p], o[k][p]);
+                        if constexpr (kLinO) lo = num::add_rn(lo, sc[h * mkm::kChunk + c0 + j]);
+                    }
                 }
             }
         }
@@ -871,7 +891,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
 #pragma unroll
                 for (int p = 0; p < DP; ++p)
-                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(ls[h], w, 0.0f));
+                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(kLinO ? lo : ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -891,7 +911,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 for (int p = 0; p < DP; ++p) r[dd + p] = o[k][p];
                 if (dd == 0) {
                     r[hdv] = ms[h];
-                    r[hdv + 1] = ls[h];
+                    r[hdv + 1] = kLinO ? lo : ls[h];
                 }
             }
         }

@@ -814,6 +814,19 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #ifndef ARBOR_MK_V_SUM_WARP
 #define ARBOR_MK_V_SUM_WARP 0
 #endif
+// ARBOR_MK_L_IN_O=1 (off; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
+// loops of the one-head decode items, attn_o_write<1, 1>) sums its head's l in its own o loop,
+// from the weights the loop loads anyway, cells in order from +0 (the contract's chain, as
+// attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
+// probe's stage clocks (gpu-next47) had warp 7's sum after its copy issue, 6500 cycles of the V
+// stage's 11800, its shared loads queued behind the copy: the same adds in the same order, the
+// bits do not change.
+#ifndef ARBOR_MK_L_IN_O
+#define ARBOR_MK_L_IN_O 0
+#endif
+#if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
+#error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
+#endif
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
 #endif
