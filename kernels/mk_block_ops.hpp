@@ -222,6 +222,31 @@ __device__ inline void block_stage_async_first(void* dst, const void* src, long 
 #endif
 }
 #endif
+#if ARBOR_MK_V_AHEAD
+// block_stage_async's cp.async form (src, dst and bytes 16-byte aligned: the caller checks) by the
+// warps ARBOR_MK_V_AHEAD names: 1, warps 1-7 (warp 0 runs a one-head softmax meanwhile); 2, the
+// warps off sub-partition 0 (1-3 and 5-7, warp w on sub-partition w % 4), so that no copy shares
+// warp 0's queue for the shared-memory pipe. The others issue nothing; their wait is at once.
+__device__ inline void block_stage_async_ahead(void* dst, const void* src, long long bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
+    int idx, nthr;
+    if (ARBOR_MK_V_AHEAD == 1) {
+        if (warp == 0) return;
+        idx = tid - 32, nthr = kMkBlockThreads - 32;
+    } else {
+        if (warp % 4 == 0) return;
+        idx = (warp - warp / 4 - 1) * 32 + (tid & 31), nthr = kMkBlockThreads - 64;
+    }
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    const uint4* s = static_cast<const uint4*>(src);
+    for (int i = idx; i < bytes / 16; i += nthr) cp_async16(d + 16u * i, s + i);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+    block_stage_async(dst, src, bytes);
+#endif
+}
+#endif
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -607,6 +632,9 @@ struct AttnOut {
 #if ARBOR_MK_ATTN_TOKENS
     int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
 #endif
+#if ARBOR_MK_V_AHEAD
+    bool v_ahead;  // the first V piece was asked for before the softmax (attn_chunk_cells)
+#endif
 };
 
 // Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
@@ -682,6 +710,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
         if constexpr (std::is_same_v<Cells, DenseCells>) {
+#if ARBOR_MK_V_AHEAD
+            if (!(c0 == 0 && a.v_ahead)) {  // (else in flight since before the softmax)
+#endif
 #if ARBOR_MK_V_SUM_WARP == 2 && ARBOR_MK_L_UNDER_V
             if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // before this warp issues its copies
 #endif
@@ -696,6 +727,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
             block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
                               v_evict);
+#if ARBOR_MK_V_AHEAD
+            }
+#endif
             ARBOR_STC(vc[1] = arbor_cycles());
 #if ARBOR_MK_L_UNDER_V && ARBOR_MK_V_SUM_WARP != 2
             if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
@@ -1336,6 +1370,24 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         pc.mark(kPhAttnScores);
     }
 
+#if ARBOR_MK_V_AHEAD
+    // A one-head item's V rows, one piece, asked for now: the stage's K rows are spent (the score
+    // tiles' barrier), and the softmax below touches only sc, ms and ls.
+    bool v_ahead = false;
+#if ARBOR_MK_ASYNC_STAGE
+    if constexpr (std::is_same_v<Cells, DenseCells>) {
+        const long long vbytes = static_cast<long long>(n) * hdv * eb;
+        if (raw && gh == 1 && P.kv_stream == 0 && n <= attn_vpiece(stage_bytes, hdv * eb) &&
+            ((reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0) {
+            block_stage_async_ahead(stage, v0, vbytes);
+            v_ahead = true;
+        }
+    }
+#endif
+#define ARBOR_VA(...) __VA_ARGS__
+#else
+#define ARBOR_VA(...)
+#endif
     // 3. max, exponentials and l per head (l: in attn_o_write with ARBOR_MK_L_UNDER_V)
 #if ARBOR_MK_SOFTMAX_SPREAD
     if (gh < kMkBlockWarps && kMkBlockWarps % gh == 0) {
@@ -1373,9 +1425,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
 #endif
 #if ARBOR_MK_ATTN_TOKENS
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq ARBOR_VA(, v_ahead)};
 #else
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0 ARBOR_VA(, v_ahead)};
 #endif
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
@@ -1387,6 +1439,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     else if (hpt <= 4) attn_o_write<4>(out, pc);
     else if (hpt <= 8) attn_o_write<8>(out, pc);
     else attn_o_write<16>(out, pc);  // at most 16 heads a thread (host checks: group, rows a grouped item)
+#undef ARBOR_VA
 }
 
 // An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.

@@ -827,6 +827,16 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
 #endif
+// ARBOR_MK_V_AHEAD (off; NVIDIA, ARBOR_MK_ASYNC_STAGE): a one-head decode item whose V rows fit
+// one piece asks for them right after its score tiles, so the copy runs under the softmax (warp 0
+// alone) instead of after it; attn_o_write then only waits. 1: warps 1-7 issue the copy; 2: the
+// warps off warp 0's sub-partition (block_stage_async_ahead). The same bytes: the bits do not change.
+#ifndef ARBOR_MK_V_AHEAD
+#define ARBOR_MK_V_AHEAD 0
+#endif
+#if ARBOR_MK_V_AHEAD && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_V_AHEAD issues ARBOR_MK_ASYNC_STAGE's copies"
+#endif
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
 #endif
