@@ -205,42 +205,17 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
 #endif
     block_stage(dst, src, bytes);
 }
-#if ARBOR_MK_V_SUM_WARP == 1
-// block_stage_async's cp.async form by the workgroup's first `threads` threads alone (src, dst and
-// bytes 16-byte aligned: the caller checks); the others issue nothing, so their wait is at once.
-__device__ inline void block_stage_async_first(void* dst, const void* src, long long bytes, int threads) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const int tid = static_cast<int>(threadIdx.x);
-    if (tid >= threads) return;
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    const uint4* s = static_cast<const uint4*>(src);
-    for (int i = tid; i < bytes / 16; i += threads) cp_async16(d + 16u * i, s + i);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#else
-    (void)threads;
-    block_stage_async(dst, src, bytes);
-#endif
-}
-#endif
 #if ARBOR_MK_V_AHEAD
-// block_stage_async's cp.async form (src, dst and bytes 16-byte aligned: the caller checks) by the
-// warps ARBOR_MK_V_AHEAD names: 1, warps 1-7 (warp 0 runs a one-head softmax meanwhile); 2, the
-// warps off sub-partition 0 (1-3 and 5-7, warp w on sub-partition w % 4), so that no copy shares
-// warp 0's queue for the shared-memory pipe. The others issue nothing; their wait is at once.
+// block_stage_async's cp.async form (src, dst and bytes 16-byte aligned: the caller checks) by
+// warps 1-7 alone (warp 0 runs a one-head softmax meanwhile); warp 0 issues nothing, so its wait
+// is at once. (Warps 1-3 and 5-7 alone, off warp 0's sub-partition, measured no better: gpu-next47.)
 __device__ inline void block_stage_async_ahead(void* dst, const void* src, long long bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
-    int idx, nthr;
-    if (ARBOR_MK_V_AHEAD == 1) {
-        if (warp == 0) return;
-        idx = tid - 32, nthr = kMkBlockThreads - 32;
-    } else {
-        if (warp % 4 == 0) return;
-        idx = (warp - warp / 4 - 1) * 32 + (tid & 31), nthr = kMkBlockThreads - 64;
-    }
+    const int tid = static_cast<int>(threadIdx.x);
+    if (tid < 32) return;
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     const uint4* s = static_cast<const uint4*>(src);
-    for (int i = idx; i < bytes / 16; i += nthr) cp_async16(d + 16u * i, s + i);
+    for (int i = tid - 32; i < bytes / 16; i += kMkBlockThreads - 32) cp_async16(d + 16u * i, s + i);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #else
     block_stage_async(dst, src, bytes);
@@ -614,6 +589,29 @@ __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) 
 }
 #endif
 
+// Step 3 of attn_chunk_cells (below) a warp a head (heads warp, warp + 8, ...): the max (exact),
+// then e_j = exp_f(s_j - m) in place, then lane 0's m (and l, without ARBOR_MK_L_UNDER_V). Also
+// attn_o_write's for a one-head item with ARBOR_MK_V_AHEAD.
+__device__ inline void attn_softmax_warps(float* sc, float* ms, float* ls, int n, int gh, int warp, int lane) {
+    for (int h = warp; h < gh; h += kMkBlockWarps) {
+        float* e = sc + h * mkm::kChunk;
+        float m = e[0];
+        for (int j = lane; j < n; j += 32)
+            if (e[j] > m) m = e[j];
+        m = warp_max_keep(m);
+        arbor_syncwarp();
+        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        arbor_syncwarp();
+        if (lane == 0) {
+            ms[h] = m;
+#if !ARBOR_MK_L_UNDER_V
+            ls[h] = attn_chunk_l(e, n);
+#endif
+        }
+    }
+    (void)ls;
+}
+
 // Step 4 and the write of attn_chunk_cells (below): what it hands over, and the o loop with HM
 // o registers a thread (HM at least its heads, ceil(gh / slices)).
 template <class Cells>
@@ -632,9 +630,6 @@ struct AttnOut {
 #if ARBOR_MK_ATTN_TOKENS
     int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
 #endif
-#if ARBOR_MK_V_AHEAD
-    bool v_ahead;  // the first V piece was asked for before the softmax (attn_chunk_cells)
-#endif
 };
 
 // Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
@@ -648,7 +643,7 @@ __device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
 
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
 // takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, f16 V rows only) of HM heads.
-template <int HM, int DP = 1, class Cells>
+template <int HM, int DP = 1, class Cells, bool kSoftmax = false>
 __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& pc) {
     static_assert(DP == 1 || DP == 2, "one or two dims a thread");
     const MkPass& P = a.P;
@@ -700,8 +695,28 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
 #if ARBOR_MK_L_UNDER_V
     // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of the two-dim forms alone)
-    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 >= 2 && DP == 2) ||
-                         (ARBOR_MK_LSUM_V4 == 3 && HM == 1 && DP == 1);
+    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
+#endif
+    bool v_ahead = false;  // the first V piece asked for before the softmax (kSoftmax)
+#if ARBOR_MK_V_AHEAD
+    if constexpr (kSoftmax) {
+        // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
+        // V rows, one piece, are asked for first (the score tiles' barrier has freed the stage;
+        // the softmax touches only sc, ms and ls), by warps 1-7, while warp 0 runs the softmax.
+        static_assert(HM == 1 && DP == 1, "the one-head form");
+#if ARBOR_MK_ASYNC_STAGE
+        if constexpr (std::is_same_v<Cells, DenseCells>) {
+            const long long vbytes = static_cast<long long>(n) * vrow;
+            if (!v_bulk && !v_evict && n <= vpiece &&
+                ((reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0) {
+                block_stage_async_ahead(stage, v0, vbytes);
+                v_ahead = true;
+            }
+        }
+#endif
+        attn_softmax_warps(const_cast<float*>(sc), const_cast<float*>(ms), ls, n, gh, tid / 32, tid & 31);
+        pc.mark(kPhAttnSoftmax);
+    }
 #endif
     for (int c0 = 0; c0 < n; c0 += vpiece) {
         const int np = n - c0 < vpiece ? n - c0 : vpiece;
@@ -710,28 +725,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-#if ARBOR_MK_V_AHEAD
-            if (!(c0 == 0 && a.v_ahead)) {  // (else in flight since before the softmax)
-#endif
-#if ARBOR_MK_V_SUM_WARP == 2 && ARBOR_MK_L_UNDER_V
-            if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // before this warp issues its copies
-#endif
-#if ARBOR_MK_V_SUM_WARP == 1
-            // A one-head item: warps 0-6 copy the piece, and warp 7, which runs the sum, issues none.
-            const uint8_t* vsrc = v0 + static_cast<long long>(c0) * vrow;
-            const long long vbytes = static_cast<long long>(np) * vrow;
-            if (gh == 1 && !v_bulk && !v_evict &&
-                ((reinterpret_cast<unsigned long long>(vsrc) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0)
-                block_stage_async_first(stage, vsrc, vbytes, kMkBlockThreads - 32);
-            else
-#endif
-            block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
-                              v_evict);
-#if ARBOR_MK_V_AHEAD
-            }
-#endif
+            if (!(kSoftmax && c0 == 0 && v_ahead))  // (else in flight since before the softmax)
+                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
+                                  v_evict);
             ARBOR_STC(vc[1] = arbor_cycles());
-#if ARBOR_MK_L_UNDER_V && ARBOR_MK_V_SUM_WARP != 2
+#if ARBOR_MK_L_UNDER_V
             if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
 #endif
             ARBOR_STC(vc[2] = arbor_cycles());
@@ -1251,7 +1249,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 //
 // Not inlined: its own register allocation (inlined into the megakernel entry its loops ran
 // far slower than their instruction counts).
-template <class Cells>
+template <class Cells, bool kOne = false>
 __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStage& s, long long g, long long t, long long ch,
                                         const Cells& cells, int n, int h0, int gh, float* smem
 #if ARBOR_MK_ATTN_TOKENS
@@ -1371,22 +1369,18 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     }
 
 #if ARBOR_MK_V_AHEAD
-    // A one-head item's V rows, one piece, asked for now: the stage's K rows are spent (the score
-    // tiles' barrier), and the softmax below touches only sc, ms and ls.
-    bool v_ahead = false;
-#if ARBOR_MK_ASYNC_STAGE
-    if constexpr (std::is_same_v<Cells, DenseCells>) {
-        const long long vbytes = static_cast<long long>(n) * hdv * eb;
-        if (raw && gh == 1 && P.kv_stream == 0 && n <= attn_vpiece(stage_bytes, hdv * eb) &&
-            ((reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0) {
-            block_stage_async_ahead(stage, v0, vbytes);
-            v_ahead = true;
-        }
-    }
-#endif
-#define ARBOR_VA(...) __VA_ARGS__
+    // A one-head item (kOne: mk_attn_chunk_block's instantiation for gh = 1; attn_o_write<1, 1>,
+    // hpt below is 1): its softmax runs there, after its V copy is asked for (ARBOR_MK_V_AHEAD).
+    // Its own instantiation, so that every other item's code and allocation stay as they were.
+    if constexpr (kOne) {
+#if ARBOR_MK_ATTN_TOKENS
+        const AttnOut<Cells> out1{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
-#define ARBOR_VA(...)
+        const AttnOut<Cells> out1{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+#endif
+        attn_o_write<1, 1, Cells, true>(out1, pc);
+        return;
+    }
 #endif
     // 3. max, exponentials and l per head (l: in attn_o_write with ARBOR_MK_L_UNDER_V)
 #if ARBOR_MK_SOFTMAX_SPREAD
@@ -1396,22 +1390,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
     } else
 #endif
-    for (int h = warp; h < gh; h += kMkBlockWarps) {
-        float* e = sc + h * mkm::kChunk;
-        float m = e[0];
-        for (int j = lane; j < n; j += 32)
-            if (e[j] > m) m = e[j];
-        m = warp_max_keep(m);
-        arbor_syncwarp();
-        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
-        arbor_syncwarp();
-        if (lane == 0) {
-            ms[h] = m;
-#if !ARBOR_MK_L_UNDER_V
-            ls[h] = attn_chunk_l(e, n);
-#endif
-        }
-    }
+    attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
 
     pc.mark(kPhAttnSoftmax);
 
@@ -1425,9 +1404,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
 #endif
 #if ARBOR_MK_ATTN_TOKENS
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq ARBOR_VA(, v_ahead)};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0 ARBOR_VA(, v_ahead)};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
 #endif
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
@@ -1439,7 +1418,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     else if (hpt <= 4) attn_o_write<4>(out, pc);
     else if (hpt <= 8) attn_o_write<8>(out, pc);
     else attn_o_write<16>(out, pc);  // at most 16 heads a thread (host checks: group, rows a grouped item)
-#undef ARBOR_VA
 }
 
 // An attention chunk item's place: KV head g, token t, chunk ch, and heads h0 .. h0 + gh - 1.
@@ -1533,6 +1511,11 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     }
 #endif
     const ChunkCellsOf c = chunk_cells_of(P, s, item);
+#if ARBOR_MK_V_AHEAD
+    if (c.n > 0 && c.it.gh == 1)
+        attn_chunk_cells<DenseCells, true>(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, 1, smem);
+    else
+#endif
     if (c.n > 0) attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem);
 }
 

@@ -692,11 +692,9 @@ constexpr long long kMkDownSplitTokens = 8;
 #define ARBOR_MK_LSUM_V4 0
 #endif
 #endif
-// =3 (off, gpu-next47): =2's forms and the one-head decode items' sums too (attn_o_write<1, 1>),
-// where the probe's stage clocks found the plain sum waiting for each load (about 30 cycles a step).
-static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 3, "ARBOR_MK_LSUM_V4 is 0, 1, 2 or 3");
-#if ARBOR_MK_LSUM_V4 >= 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
-#error "ARBOR_MK_LSUM_V4=2 and =3 are for attn_o_write's sums: they need ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
+static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 is 0, 1 or 2");
+#if ARBOR_MK_LSUM_V4 == 2 && !(ARBOR_MK_L_UNDER_V && ARBOR_MK_O_PAIRS)
+#error "ARBOR_MK_LSUM_V4=2 is for attn_o_write's two-dim forms' sums: it needs ARBOR_MK_L_UNDER_V and ARBOR_MK_O_PAIRS"
 #endif
 
 // ARBOR_MK_O_UNROLL2=1: the o loop of a thread with one head of one dim (a decode item of one q
@@ -805,15 +803,6 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
 #endif
-// ARBOR_MK_V_SUM_WARP (off; NVIDIA with ARBOR_MK_ASYNC_STAGE and ARBOR_MK_L_UNDER_V): where a
-// one-head decode item's l sum (warp 7, lane 0) runs against its V copy. The probe's stage clocks
-// (gpu-next47) have warp 7 issue its share of the copy last, at about 5300 cycles, and only then
-// run the sum (about 6500 more): the V stage is the two in a row. 1: warps 0-6 copy the piece and
-// warp 7 issues nothing; 2: every warp runs its sums (warp 7 alone has one) before it issues its
-// copies. The same sum and the same bytes: the bits do not change.
-#ifndef ARBOR_MK_V_SUM_WARP
-#define ARBOR_MK_V_SUM_WARP 0
-#endif
 // ARBOR_MK_L_IN_O=1 (off; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
 // loops of the one-head decode items, attn_o_write<1, 1>) sums its head's l in its own o loop,
 // from the weights the loop loads anyway, cells in order from +0 (the contract's chain, as
@@ -827,15 +816,24 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
 #endif
-// ARBOR_MK_V_AHEAD (off; NVIDIA, ARBOR_MK_ASYNC_STAGE): a one-head decode item whose V rows fit
-// one piece asks for them right after its score tiles, so the copy runs under the softmax (warp 0
-// alone) instead of after it; attn_o_write then only waits. 1: warps 1-7 issue the copy; 2: the
-// warps off warp 0's sub-partition (block_stage_async_ahead). The same bytes: the bits do not change.
+// ARBOR_MK_V_AHEAD=1 (off; NVIDIA, ARBOR_MK_ASYNC_STAGE): a one-head decode item runs its softmax
+// in attn_o_write<1, 1> (attn_chunk_cells returns after the score tiles), and whose V rows fit one
+// piece asks for them first, by warps 1-7, so the copy runs under warp 0's softmax instead of after
+// it; the piece loop then only waits. The same bytes and the same softmax: the bits do not change.
+// gpu-next47: its first form (the copy asked for in attn_chunk_cells, a flag handed on) with
+// ARBOR_MK_L_IN_O was exact, the one-head item's V stage 5.4 to 1.9 us a mark and the item -2 us
+// (`moer` decode@229 -0.04 to -0.21 ms, `moer` read50@16384 -1.0%), but decode@16384 +0.05 to
+// +0.14 ms on both shapes: ptxas gave attn_chunk_cells, which the deep 8-head items run, 44 more
+// bytes of spill loads. This form keeps the one-head work out of attn_chunk_cells (measure next).
+// Warps 1-3 and 5-7 alone issuing it (off warp 0's sub-partition) were no better in the probe.
 #ifndef ARBOR_MK_V_AHEAD
 #define ARBOR_MK_V_AHEAD 0
 #endif
-#if ARBOR_MK_V_AHEAD && !ARBOR_MK_ASYNC_STAGE
-#error "ARBOR_MK_V_AHEAD issues ARBOR_MK_ASYNC_STAGE's copies"
+#if ARBOR_MK_V_AHEAD && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_SOFTMAX_SPREAD)
+#error "ARBOR_MK_V_AHEAD issues ARBOR_MK_ASYNC_STAGE's copies beside the one-warp softmax (not ARBOR_MK_SOFTMAX_SPREAD)"
+#endif
+#if ARBOR_MK_V_AHEAD != 0 && ARBOR_MK_V_AHEAD != 1
+#error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
