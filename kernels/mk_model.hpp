@@ -809,7 +809,10 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
 // probe's stage clocks (gpu-next47) had warp 7's sum after its copy issue, 6500 cycles of the V
 // stage's 11800, its shared loads queued behind the copy: the same adds in the same order, the
-// bits do not change.
+// bits do not change. gpu-next47 call 10 (H100): exact (331/0, 19/0, plain and streamed); the
+// probe's level -1.6 to -2.4 us, but in the megakernel, whose copy alone takes the V stage's 4.3
+// us, the V stage 4.60 to 4.31, decode@229 within the spread and `moer` decode@16384 +0.05 to
+// +0.11 ms: not taken alone (with ARBOR_MK_V_AHEAD, below).
 #ifndef ARBOR_MK_L_IN_O
 #define ARBOR_MK_L_IN_O 0
 #endif
