@@ -354,11 +354,6 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
     }
 #if ARBOR_MK_STAGE_CLOCKS
     {  // (measurement builds: the one-head decode items' pieces, cycles an item; mk_block_ops.hpp)
-        static const char* const names[kStcSlots] = {
-            "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)",
-            "softmax (t0)", "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)",
-            "l sum (t224)", "V wait after the sum (t224)", "V barrier (t224)", "o loop (t0)",
-            "o barrier (t0)", "write (t0)"};
         unsigned long long c[kStcSlots] = {}, n[kStcSlots] = {};
         void *pc = nullptr, *pn = nullptr;
         if (hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
@@ -367,7 +362,7 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
             hipMemcpy(n, pn, sizeof n, hipMemcpyDeviceToHost) == hipSuccess)
             for (int k = 0; k < kStcSlots; ++k) {
                 char row[160];
-                std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", names[k],
+                std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", kStcNames[k],
                               n[k] ? double(c[k]) / double(n[k]) : 0.0, n[k]);
                 rows.push_back(row);
             }

@@ -207,14 +207,25 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
 }
 #if ARBOR_MK_V_AHEAD
 // block_stage_async's cp.async form (src, dst and bytes 16-byte aligned: the caller checks) by
-// warps 1-7 alone (warp 0 runs a one-head softmax meanwhile); warp 0 issues nothing, so its wait
-// is at once. (Warps 1-3 and 5-7 alone, off warp 0's sub-partition, measured no better: gpu-next47.)
-__device__ inline void block_stage_async_ahead(void* dst, const void* src, long long bytes) {
+// warps 1-7 alone (warp 0 runs a one-head softmax meanwhile), with the L2 evict-first policy where
+// asked (ARBOR_MK_KV_EVICT_FIRST, as block_stage_async); warp 0 issues nothing, so its wait is at
+// once. (Warps 1-3 and 5-7 alone, off warp 0's sub-partition, measured no better: gpu-next47.)
+__device__ inline void block_stage_async_ahead(void* dst, const void* src, long long bytes, bool evict_first) {
+    (void)evict_first;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const int tid = static_cast<int>(threadIdx.x);
     if (tid < 32) return;
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     const uint4* s = static_cast<const uint4*>(src);
+#if ARBOR_MK_KV_EVICT_FIRST
+    if (evict_first) {
+        unsigned long long policy;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+        for (int i = tid - 32; i < bytes / 16; i += kMkBlockThreads - 32) cp_async16_hint(d + 16u * i, s + i, policy);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        return;
+    }
+#endif
     for (int i = tid - 32; i < bytes / 16; i += kMkBlockThreads - 32) cp_async16(d + 16u * i, s + i);
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #else
@@ -511,13 +522,18 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 }
 
 #if ARBOR_MK_STAGE_CLOCKS
-// Measurement builds (ARBOR_MK_STAGE_CLOCKS, mk_model.hpp): a decode item's pieces by the SM's
-// cycle counter, slot k's cycles and count summed over the items (kStc* below); the attention
-// probe prints them. Only threads 0 and 224 (lane 0 of warps 0 and 7) record.
+// Measurement builds (ARBOR_MK_STAGE_CLOCKS, mk_model.hpp): a one-head decode item's pieces by the
+// SM's cycle counter, slot k's cycles and count summed over the items (kStc* below); the attention
+// probe and the megakernel's profile (mk_phases_read) print them. Only threads 0 and 224 (lane 0
+// of warps 0 and 7) record.
 enum : int {
     kStcKIssue, kStcKWait, kStcKSync, kStcScores, kStcScoresSync, kStcSoftmax, kStcVIssue, kStcVWait, kStcVSync,
     kStcVIssue7, kStcLSum7, kStcVWait7, kStcVSync7, kStcO, kStcOSync, kStcWrite, kStcSlots
 };
+constexpr const char* kStcNames[kStcSlots] = {
+    "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)", "softmax (t0)",
+    "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)", "l sum (t224)", "V wait after the sum (t224)",
+    "V barrier (t224)", "o loop (t0)", "o barrier (t0)", "write (t0)"};
 __device__ unsigned long long mk_stc_cycles[kStcSlots];
 __device__ unsigned long long mk_stc_n[kStcSlots];
 __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long long c1) {
@@ -623,7 +639,8 @@ struct AttnOut {
     long long first;
     int n, h0, gh;  // gh: the item's rows (nt tokens' ghq heads each with ARBOR_MK_ATTN_TOKENS)
     const float *sc, *ms;
-    float* ls;  // l a head: attn_o_write writes it with ARBOR_MK_L_UNDER_V
+    float* ls;  // l a head: attn_o_write writes it with ARBOR_MK_L_UNDER_V (not read with ARBOR_MK_L_IN_O's
+                // one-head form, whose threads hold their l)
     uint8_t* stage;
     long long stage_bytes;
     const uint8_t* v0;
@@ -656,7 +673,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const int n = a.n, gh = a.gh, h0 = a.h0;
     const float* sc = a.sc;
     const float* ms = a.ms;
-    float* ls = a.ls;  // written here with ARBOR_MK_L_UNDER_V (attn_chunk_ls)
+    float* ls = a.ls;  // written here with ARBOR_MK_L_UNDER_V (attn_chunk_ls), and by the softmax
+                       // of a one-head item with ARBOR_MK_V_AHEAD (kSoftmax)
     uint8_t* stage = a.stage;
     const long long stage_bytes = a.stage_bytes;
     const uint8_t* v0 = a.v0;
@@ -683,7 +701,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #else
     constexpr bool kLinO = false;
 #endif
-    float lo = 0.0f;  // the head's l, with kLinO
+    float l_own = 0.0f;  // the head's l, with kLinO
     const int vpiece = attn_vpiece(stage_bytes, vrow);
     const bool e16 = ((gh * hdk) & 3) == 0;
 #if ARBOR_MK_ASYNC_STAGE
@@ -707,14 +725,17 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             const long long vbytes = static_cast<long long>(n) * vrow;
-            if (!v_bulk && !v_evict && n <= vpiece &&
-                ((reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage) | vbytes) & 15) == 0) {
-                block_stage_async_ahead(stage, v0, vbytes);
+            const unsigned long long at =
+                reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage);
+            if (!v_bulk && n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0) {
+                block_stage_async_ahead(stage, v0, vbytes, v_evict);
                 v_ahead = true;
             }
         }
 #endif
+        ARBOR_STC(const unsigned long long xc0 = arbor_cycles());
         attn_softmax_warps(const_cast<float*>(sc), const_cast<float*>(ms), ls, n, gh, tid / 32, tid & 31);
+        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
         pc.mark(kPhAttnSoftmax);
     }
 #endif
@@ -723,11 +744,12 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         __syncthreads();  // (first piece: the exponentials of step 3 are complete, and the spread
                           // softmax's reads of the maxima in ls are done before attn_chunk_ls)
 #if ARBOR_MK_ASYNC_STAGE
-        ARBOR_STC(unsigned long long vc[5] = {arbor_cycles(), 0, 0, 0, 0});
+        ARBOR_STC(const unsigned long long vc0 = arbor_cycles());
+        ARBOR_STC(unsigned long long vc[5] = {vc0, vc0, vc0, 0, 0});  // (vc[1], vc[2]: dense cells)
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             if (!(kSoftmax && c0 == 0 && v_ahead))  // (else in flight since before the softmax)
-                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow, v_bulk,
-                                  v_evict);
+                block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
+                                  v_bulk, v_evict);
             ARBOR_STC(vc[1] = arbor_cycles());
 #if ARBOR_MK_L_UNDER_V
             if (c0 == 0 && !kLinO) attn_chunk_ls<kV4>(sc, ls, n, gh);  // while the piece is in flight
@@ -780,7 +802,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
                         if constexpr (kLinO)
 #pragma unroll
-                            for (int u = 0; u < 16; ++u) lo = num::add_rn(lo, ec[u]);
+                            for (int u = 0; u < 16; ++u) l_own = num::add_rn(l_own, ec[u]);
                     }
                 }
             }
@@ -856,7 +878,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                             for (int p = 0; p < DP; ++p) o[k0 + k][p] = fmaf(e8[k][u], v8[p][u], o[k0 + k][p]);
                     if constexpr (kLinO)
 #pragma unroll
-                        for (int u = 0; u < 8; ++u) lo = num::add_rn(lo, e8[0][u]);
+                        for (int u = 0; u < 8; ++u) l_own = num::add_rn(l_own, e8[0][u]);
                 }
 #else
 #pragma unroll
@@ -879,7 +901,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int p = 0; p < DP; ++p) o[k][p] = fmaf(e8[u], v8[p][u], o[k][p]);
                     if constexpr (kLinO)
 #pragma unroll
-                        for (int u = 0; u < 8; ++u) lo = num::add_rn(lo, e8[u]);
+                        for (int u = 0; u < 8; ++u) l_own = num::add_rn(l_own, e8[u]);
                 }
 #endif
             }
@@ -894,7 +916,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     if (h < gh) {
 #pragma unroll
                         for (int p = 0; p < DP; ++p) o[k][p] = fmaf(sc[h * mkm::kChunk + c0 + j], vj[p], o[k][p]);
-                        if constexpr (kLinO) lo = num::add_rn(lo, sc[h * mkm::kChunk + c0 + j]);
+                        if constexpr (kLinO) l_own = num::add_rn(l_own, sc[h * mkm::kChunk + c0 + j]);
                     }
                 }
             }
@@ -923,7 +945,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 const float w = num::attn_chunk_weight(ms[h], ms[h]);
 #pragma unroll
                 for (int p = 0; p < DP; ++p)
-                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(kLinO ? lo : ls[h], w, 0.0f));
+                    out[h * hdv + dd + p] = num::div_rn(fmaf(o[k][p], w, 0.0f), fmaf(kLinO ? l_own : ls[h], w, 0.0f));
             }
         } else {
 #if !ARBOR_MK_ATTN_TOKENS
@@ -943,7 +965,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                 for (int p = 0; p < DP; ++p) r[dd + p] = o[k][p];
                 if (dd == 0) {
                     r[hdv] = ms[h];
-                    r[hdv + 1] = kLinO ? lo : ls[h];
+                    r[hdv + 1] = kLinO ? l_own : ls[h];
                 }
             }
         }
@@ -1390,7 +1412,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
     } else
 #endif
+    ARBOR_STC(const unsigned long long xc1 = arbor_cycles());
     attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
+    ARBOR_STC(if (threadIdx.x == 0 && gh == 1) mk_stc(kStcSoftmax, xc1, arbor_cycles()));
 
     pc.mark(kPhAttnSoftmax);
 

@@ -799,9 +799,15 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
 // mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
 // copy's issue, wait and barrier beside warp 7's l sum, the o loop and the write), summed over the
-// items for arbor-gpu-attn-probe to print.
+// items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
+#endif
+#if ARBOR_MK_STAGE_CLOCKS != 0 && ARBOR_MK_STAGE_CLOCKS != 1
+#error "ARBOR_MK_STAGE_CLOCKS is 0 or 1"
+#endif
+#if ARBOR_MK_STAGE_CLOCKS && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_STAGE_CLOCKS times ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 // ARBOR_MK_L_IN_O=1 (off; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
 // loops of the one-head decode items, attn_o_write<1, 1>) sums its head's l in its own o loop,
@@ -815,6 +821,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // +0.11 ms: not taken alone (with ARBOR_MK_V_AHEAD, below).
 #ifndef ARBOR_MK_L_IN_O
 #define ARBOR_MK_L_IN_O 0
+#endif
+#if ARBOR_MK_L_IN_O != 0 && ARBOR_MK_L_IN_O != 1
+#error "ARBOR_MK_L_IN_O is 0 or 1"
 #endif
 #if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"

@@ -122,9 +122,10 @@ __global__ void __launch_bounds__(kMkBlockThreads, ARBOR_MK_MIN_BLOCKS)
 // shared-memory sum attn_chunk_l itself, (2) shuffles from warp 0's lanes as a one-head softmax
 // could take them. cyc[k] gets form k's cycles, out[k] its sum (so nothing folds away). With
 // busy = 0 the warps past the first return after the block's barrier; with busy = 1 they copy
-// the 64 KiB at `bulk` into shared memory by 16-byte words (as the stage copy's cp.async loop
-// moves the V rows) until warp 0 is done, and with busy = 2 they run FMA chains over shared
-// words (as the o loop does), so that the three forms are also timed beside other warps' work.
+// the 64 KiB at `bulk` into shared memory by 16-byte words through registers (loads, then stores:
+// not the stage copy's cp.async, and from the L1 after the first round) until warp 0 is done, and
+// with busy = 2 they run FMA chains over shared words (as the o loop does), so that the three
+// forms are also timed beside other warps' work.
 __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, float* out, const uint4* bulk,
                             int busy, float* sink) {
     __shared__ __align__(16) float e[256];
@@ -544,11 +545,6 @@ int main(int argc, char** argv) {
             std::printf("\n");
         }
 #if ARBOR_MK_STAGE_CLOCKS
-        static const char* const kStcNames[kStcSlots] = {
-            "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)",
-            "softmax (t0)", "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)",
-            "l sum (t224)", "V wait after the sum (t224)", "V barrier (t224)", "o loop (t0)",
-            "o barrier (t0)", "write (t0)"};
         std::printf("stage clocks, warm launches with the phase clocks off: cycles an item (items timed)\n");
         for (int k = 0; k < kStcSlots; ++k)
             std::printf("  %-30s %9.0f  (%llu)\n", kStcNames[k], stc_n[k] ? double(stc_sum[k]) / double(stc_n[k]) : 0.0,
