@@ -167,6 +167,26 @@ __device__ inline void cp_async16_hint(unsigned d, const void* src, unsigned lon
                  : "memory");
 }
 #endif
+// The bytes / 16 words of 16 bytes from s into shared address d as one commit group, by the
+// workgroup's threads from `first` on (block_stage_async: all; block_stage_async_ahead: warps 1-7),
+// thread first + k taking words k, k + nthr, ... (nthr = kMkBlockThreads - first), with the L2
+// evict-first policy where asked (ARBOR_MK_KV_EVICT_FIRST).
+__device__ inline void cp_async_words(unsigned d, const uint4* s, long long bytes, int first, bool evict_first) {
+    const int nthr = kMkBlockThreads - first;
+    (void)evict_first;
+#if ARBOR_MK_KV_EVICT_FIRST
+    if (evict_first) {
+        unsigned long long policy;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+        for (int i = static_cast<int>(threadIdx.x) - first; i < bytes / 16; i += nthr)
+            cp_async16_hint(d + 16u * i, s + i, policy);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        return;
+    }
+#endif
+    for (int i = static_cast<int>(threadIdx.x) - first; i < bytes / 16; i += nthr) cp_async16(d + 16u * i, s + i);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 #endif
 // block_stage by cp.async (NVIDIA sm_80 and later, both ends 16-byte aligned and whole 16-byte
 // words): every thread's copies in flight at once, none of them through registers. The block
@@ -187,19 +207,7 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
             return;
         }
 #endif
-        const uint4* s = static_cast<const uint4*>(src);
-#if ARBOR_MK_KV_EVICT_FIRST
-        if (evict_first) {
-            unsigned long long policy;
-            asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-            for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads)
-                cp_async16_hint(d + 16u * i, s + i, policy);
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-            return;
-        }
-#endif
-        for (int i = static_cast<int>(threadIdx.x); i < bytes / 16; i += kMkBlockThreads) cp_async16(d + 16u * i, s + i);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        cp_async_words(d, static_cast<const uint4*>(src), bytes, 0, evict_first);
         return;
     }
 #endif
@@ -207,28 +215,16 @@ __device__ inline void block_stage_async(void* dst, const void* src, long long b
 }
 #if ARBOR_MK_V_AHEAD
 // block_stage_async's cp.async form (src, dst and bytes 16-byte aligned: the caller checks) by
-// warps 1-7 alone (warp 0 runs a one-head softmax meanwhile), with the L2 evict-first policy where
-// asked (ARBOR_MK_KV_EVICT_FIRST, as block_stage_async); warp 0 issues nothing, so its wait is at
-// once. (Warps 1-3 and 5-7 alone, off warp 0's sub-partition, measured no better: gpu-next47.)
+// warps 1-7 alone (warp 0 runs a one-head softmax meanwhile), evict-first where asked (both by
+// cp_async_words); warp 0 issues nothing, so its wait is at once. (Warps 1-3 and 5-7 alone, off
+// warp 0's sub-partition, measured no better: gpu-next47.)
 __device__ inline void block_stage_async_ahead(void* dst, const void* src, long long bytes, bool evict_first) {
-    (void)evict_first;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const int tid = static_cast<int>(threadIdx.x);
-    if (tid < 32) return;
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    const uint4* s = static_cast<const uint4*>(src);
-#if ARBOR_MK_KV_EVICT_FIRST
-    if (evict_first) {
-        unsigned long long policy;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-        for (int i = tid - 32; i < bytes / 16; i += kMkBlockThreads - 32) cp_async16_hint(d + 16u * i, s + i, policy);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        return;
-    }
-#endif
-    for (int i = tid - 32; i < bytes / 16; i += kMkBlockThreads - 32) cp_async16(d + 16u * i, s + i);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    if (static_cast<int>(threadIdx.x) >= 32)
+        cp_async_words(static_cast<unsigned>(__cvta_generic_to_shared(dst)), static_cast<const uint4*>(src), bytes, 32,
+                       evict_first);
 #else
+    (void)evict_first;
     block_stage_async(dst, src, bytes);
 #endif
 }
@@ -1394,6 +1390,8 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // A one-head item (kOne: mk_attn_chunk_block's instantiation for gh = 1; attn_o_write<1, 1>,
     // hpt below is 1): its softmax runs there, after its V copy is asked for (ARBOR_MK_V_AHEAD).
     // Its own instantiation, so that every other item's code and allocation stay as they were.
+    // (The AttnOut is built here and again below: built once, before the softmax, it moved the
+    // default path's PTX.)
     if constexpr (kOne) {
 #if ARBOR_MK_ATTN_TOKENS
         const AttnOut<Cells> out1{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
