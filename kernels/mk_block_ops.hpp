@@ -1577,14 +1577,19 @@ __device__ __noinline__ void mk_attn_split_scores(const MkPass& P, const MkModel
     float* sc = qs + gh * hdk;  // [gh][kChunk]
     uint8_t* stage = attn_stage_at(smem, gh, hdk);
     PhaseClock pc;
+    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, c0, false);
+#if ARBOR_MK_K_EARLY
+    // The K rows asked for first, so that the queries' loads below run under the copy
+    // (attn_scores_raw's k_done: rows already in flight).
+    block_stage_async(stage, k0, static_cast<long long>(np) * hdk * 2, false, P.kv_stream != 0);
+#endif
     const float* qg = P.q + (t * d.n_head + g * gh) * hdk;
     for (int i = static_cast<int>(threadIdx.x); i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
     pc.mark(kPhAttnQ);
     // (its copy's wait and barrier come before the tiles read qs; a barrier ends it)
-    attn_scores_raw(mkm::kv_cell(P, t, s.layer, g, c0, false), np, hdk, qs, gh, sc, stage, d.attn_scale, pc,
-                    P.kv_stream != 0
+    attn_scores_raw(k0, np, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0
 #if ARBOR_MK_K_EARLY
-                    , 0
+                    , np
 #endif
     );
     float* out = P.attn_part + (t * d.n_head + g * gh) * mkm::kChunk + c0;
@@ -1614,14 +1619,20 @@ __device__ __noinline__ void mk_attn_split_out(const MkPass& P, const MkModelSta
     uint16_t* vst = reinterpret_cast<uint16_t*>(ls + kMkAttnRows);  // [n][32] halves
     PhaseClock pc;
     const long long row0 = t * d.n_head + g * gh;  // the item's first head's row of S and Att
+    // S's rows, then the V rows' dims, as two commit groups: the softmax waits for the first
+    // alone and runs while the second is in flight.
     block_stage_async(sc, P.attn_part + row0 * mkm::kChunk, static_cast<long long>(gh) * mkm::kChunk * 4);
     block_stage_rows16(vst, mkm::kv_cell(P, t, s.layer, g, 0, true) + 2 * d0, n, 2LL * hdv, 64);
-    block_stage_wait();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // this thread's S copies landed
+#endif
     __syncthreads();
-    pc.mark(kPhAttnVStage);
+    pc.mark(kPhAttnKStage);
     attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
-    __syncthreads();
     pc.mark(kPhAttnSoftmax);
+    block_stage_wait();
+    __syncthreads();  // the V dims landed, and every head's exponentials and maximum are written
+    pc.mark(kPhAttnVStage);
     const long long at = (row0 + warp) * hdv + d0;  // (warp < gh) the warp's Q8A block of Att
     if (warp < gh) {
         const float* e = sc + warp * mkm::kChunk;
