@@ -605,6 +605,11 @@ constexpr long long kMkDownSplitTokens = 8;
 // not change. The host takes it for passes of fewer than kTileTokens tokens of one chunk each,
 // f16 cells, groups of up to 8 heads and hd_v a multiple of 32 (gpu_backend.hip);
 // ARBOR_GPU_ATTN_SPLIT=N sets the cell slices (default 8; 0 turns it off in such a build).
+// Measured (gpu-next48, H100, three rounds against main, docs/BENCHMARKS.md call 2): exact (331/0,
+// 19/0, and with ARBOR_GPU_KV_STREAM=1); decode@229 -0.03 to -0.13 ms on `moer` and -0.02 to
+// -0.08 on qwen3-4b, but decode@16384 (never split) +0.03 to +0.07 by the build's layout; the
+// levels 8.0 + 11.3 us against the one level's 21.8. Since then the scores item asks for its K
+// before loading its queries, and the softmax runs under the V dims' copy (not yet timed). Off.
 #ifndef ARBOR_MK_ATTN_SPLIT
 #define ARBOR_MK_ATTN_SPLIT 0
 #endif
