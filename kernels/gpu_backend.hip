@@ -630,25 +630,6 @@ void GpuBackend::build_program(int64_t T, int64_t n_out, int64_t MC) {
                 break;
             case plan::Op::Attention:
                 a.fold_finish = fold ? 1 : 0;
-#if ARBOR_MK_ATTN_SPLIT
-                // Passes of a few tokens of one chunk each, f16 cells: scores by cell slices, then
-                // softmax, o and the write by 32-dim slices (mk_attn_split_scores and _out), S in
-                // attn_part (T * n_head rows of kChunk floats, within its one-chunk size).
-                static const long long slices = env_count("ARBOR_GPU_ATTN_SPLIT", 8);
-                if (MC == 1 && slices > 0 && kKvPageCells % slices == 0 && !fold && !fn_ && T < gpu::kTileTokens &&
-                    host_pass_.d.kv_elem_bytes == 2 && c.n_head / c.n_head_kv <= 8 && c.head_dim_v % 32 == 0 &&
-                    T * kKvPageCells <= opts_.max_batch_tokens * max_chunks_cap_ * (c.head_dim_v + 2) &&
-                    (kKvPageCells / slices + 15) / 16 * 16 * c.head_dim_k * 2 <=
-                        gpu::attn_stage_floats(c.n_head / c.n_head_kv, c.head_dim_k) * 4) {  // a slice's K raw
-                    gpu::MkModelStage sp = a;
-                    sp.head_parts = int(slices);
-                    st.push_back({gpu::kOpAttnSplitScores, c.n_head_kv * T * slices, sp, " split scores", &s});
-                    sp.head_parts = int(c.head_dim_v / 32);
-                    sp.direct = 1;
-                    st.push_back({gpu::kOpAttnSplitOut, c.n_head_kv * T * sp.head_parts, sp, " split out", &s});
-                    break;
-                }
-#endif
                 if (MC == 1) {  // one chunk per token: the chunk is the attention (no combine level)
                     gpu::MkModelStage one = a;
                     one.direct = 1;

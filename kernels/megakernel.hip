@@ -49,11 +49,7 @@ __device__ inline void mk_event(const MkProgram& p, int* n_events, int stage, un
 __device__ inline bool mk_is_workgroup_op(int op) {
     return op == kOpRmsNorm || op == kOpRouterSelect || op == kOpAttnChunk || op == kOpAttnCombine || op == kOpFnAttnChunk ||
            op == kOpFnHcDots || op == kOpFnHcFinish || op == kOpFnIdxSelect || op == kOpFnAttnCombine ||
-           op == kOpMatMulAddTile || op == kOpGatedFfnTile || op == kOpQkvDotsTile
-#if ARBOR_MK_ATTN_SPLIT
-           || op == kOpAttnSplitScores || op == kOpAttnSplitOut
-#endif
-        ;
+           op == kOpMatMulAddTile || op == kOpGatedFfnTile || op == kOpQkvDotsTile;
 }
 
 __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long long item, float* smem) {
@@ -71,10 +67,6 @@ __device__ inline void mk_workgroup_item(int op, const MkModelStage& s, long lon
         break;
     case kOpAttnChunk: mk_attn_chunk_block(P, s, item, smem); break;
     case kOpAttnCombine: mk_attn_combine_block(P, s, item, smem); break;
-#if ARBOR_MK_ATTN_SPLIT
-    case kOpAttnSplitScores: mk_attn_split_scores(P, s, item, smem); break;
-    case kOpAttnSplitOut: mk_attn_split_out(P, s, item, smem); break;
-#endif
     case kOpFnAttnChunk: mk_fn_attn_chunk_block(P, s, item, smem); break;
     case kOpFnHcDots: mk_fn_hc_dots_block(P, s, item, smem); break;
     case kOpFnHcFinish: mk_fn_hc_finish_block(P, s, item, smem); break;
@@ -280,8 +272,6 @@ static const char* mk_op_name(int op) {
     case kOpQkvFinish: return "qkv_finish";
     case kOpAttnChunk: return "attn_chunk";
     case kOpAttnCombine: return "attn_combine";
-    case kOpAttnSplitScores: return "attn_split_scores";
-    case kOpAttnSplitOut: return "attn_split_out";
     case kOpQuantize: return "quantize";
     case kOpMatMulAdd: return "matmul_add";
     case kOpGatedFfn: return "gated_ffn";

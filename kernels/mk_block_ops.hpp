@@ -229,24 +229,6 @@ __device__ inline void block_stage_async_ahead(void* dst, const void* src, long 
 #endif
 }
 #endif
-#if ARBOR_MK_ATTN_SPLIT
-// n rows of `bytes` bytes each (a multiple of 16), `stride` bytes apart from src (16-byte
-// aligned), packed into dst as one commit group: the workgroup's threads take the 16-byte words
-// in turn (cp.async on sm_80 and later, else plain copies). The block calls block_stage_wait,
-// then __syncthreads, before reading dst.
-__device__ inline void block_stage_rows16(void* dst, const uint8_t* src, int n, long long stride, int bytes) {
-    const int wpr = bytes / 16;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    for (int i = static_cast<int>(threadIdx.x); i < n * wpr; i += kMkBlockThreads)
-        cp_async16(d + 16u * i, src + (i / wpr) * stride + 16 * (i % wpr));
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#else
-    for (int i = static_cast<int>(threadIdx.x); i < n * wpr; i += kMkBlockThreads)
-        static_cast<uint4*>(dst)[i] = *reinterpret_cast<const uint4*>(src + (i / wpr) * stride + 16 * (i % wpr));
-#endif
-}
-#endif
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -1558,113 +1540,6 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 #endif
     if (c.n > 0) attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem);
 }
-
-#if ARBOR_MK_ATTN_SPLIT
-// ARBOR_MK_ATTN_SPLIT (mk_model.hpp), level 1. Item (g * T + t) * parts + c (parts =
-// s.head_parts): cells [c w, c w + w) of token t's one chunk (w = kChunk / parts) for every q
-// head of KV head g, their scores into P.attn_part as S[t][head][cell] (kChunk floats a row).
-// The K rows go raw by cp.async and the score tiles are the chunk item's (attn_scores_raw).
-__device__ __noinline__ void mk_attn_split_scores(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
-    ARBOR_MK_SMEM(smem);
-    const MkDims& d = P.d;
-    const int parts = s.head_parts, w = mkm::kChunk / parts;
-    const long long gt = item / parts, g = gt / P.n_tokens, t = gt % P.n_tokens;
-    const int c0 = static_cast<int>(item % parts) * w, n = attn_cells_n(P.pos[t], 0);
-    if (c0 >= n) return;
-    const int np = n - c0 < w ? n - c0 : w;
-    const int gh = static_cast<int>(d.n_head / d.n_head_kv), hdk = static_cast<int>(d.hd_k);
-    float* qs = smem;           // [gh][hdk]
-    float* sc = qs + gh * hdk;  // [gh][kChunk]
-    uint8_t* stage = attn_stage_at(smem, gh, hdk);
-    PhaseClock pc;
-    const uint8_t* k0 = mkm::kv_cell(P, t, s.layer, g, c0, false);
-#if ARBOR_MK_K_EARLY
-    // The K rows asked for first, so that the queries' loads below run under the copy
-    // (attn_scores_raw's k_done: rows already in flight).
-    block_stage_async(stage, k0, static_cast<long long>(np) * hdk * 2, false, P.kv_stream != 0);
-#endif
-    const float* qg = P.q + (t * d.n_head + g * gh) * hdk;
-    for (int i = static_cast<int>(threadIdx.x); i < gh * hdk; i += kMkBlockThreads) qs[i] = qg[i];
-    pc.mark(kPhAttnQ);
-    // (its copy's wait and barrier come before the tiles read qs; a barrier ends it)
-    attn_scores_raw(k0, np, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0
-#if ARBOR_MK_K_EARLY
-                    , np
-#endif
-    );
-    float* out = P.attn_part + (t * d.n_head + g * gh) * mkm::kChunk + c0;
-    for (int i = static_cast<int>(threadIdx.x); i < gh * np; i += kMkBlockThreads)
-        out[i / np * mkm::kChunk + i % np] = sc[i / np * mkm::kChunk + i % np];
-    pc.mark(kPhAttnWrite);
-}
-
-// Level 2. Item (g * T + t) * parts + p (parts = s.head_parts = hd_v / 32): dims [32 p, 32 p +
-// 32) of every q head of KV head g for token t. Warp h takes head h: its S row and the V rows'
-// 32 dims staged, the row's max and exponentials (attn_softmax_warps, as the chunk item's), then
-// lane i runs dim 32 p + i's o and the head's l over the cells in order from +0 (the contract's
-// chains; with ARBOR_MK_L_UNDER_V off, attn_softmax_warps also sums l in lane 0, unused here),
-// the direct write's one-chunk combine (attn_o_write's), and the warp's 32 outputs, one Q8A
-// block, quantized.
-__device__ __noinline__ void mk_attn_split_out(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
-    ARBOR_MK_SMEM(smem);
-    const MkDims& d = P.d;
-    const int parts = s.head_parts, hdv = static_cast<int>(d.hd_v);
-    const long long gt = item / parts, g = gt / P.n_tokens, t = gt % P.n_tokens;
-    const int d0 = static_cast<int>(item % parts) * 32, n = attn_cells_n(P.pos[t], 0);
-    const int gh = static_cast<int>(d.n_head / d.n_head_kv);
-    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    float* sc = smem;                     // [gh][kChunk]
-    float* ms = sc + gh * mkm::kChunk;    // [kMkAttnRows]
-    float* ls = ms + kMkAttnRows;         // [kMkAttnRows]
-    uint16_t* vst = reinterpret_cast<uint16_t*>(ls + kMkAttnRows);  // [n][32] halves
-    PhaseClock pc;
-    const long long row0 = t * d.n_head + g * gh;  // the item's first head's row of S and Att
-    // S's rows, then the V rows' dims, as two commit groups: the softmax waits for the first
-    // alone and runs while the second is in flight.
-    block_stage_async(sc, P.attn_part + row0 * mkm::kChunk, static_cast<long long>(gh) * mkm::kChunk * 4);
-    block_stage_rows16(vst, mkm::kv_cell(P, t, s.layer, g, 0, true) + 2 * d0, n, 2LL * hdv, 64);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // this thread's S copies landed
-#endif
-    __syncthreads();
-    pc.mark(kPhAttnKStage);
-    attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
-    pc.mark(kPhAttnSoftmax);
-    block_stage_wait();
-    __syncthreads();  // the V dims landed, and every head's exponentials and maximum are written
-    pc.mark(kPhAttnVStage);
-    const long long at = (row0 + warp) * hdv + d0;  // (warp < gh) the warp's Q8A block of Att
-    if (warp < gh) {
-        const float* e = sc + warp * mkm::kChunk;
-        const uint16_t* vcol = vst + lane;
-        float o = 0.0f, l = 0.0f;
-        int j = 0;
-        for (; j + 8 <= n; j += 8) {
-            uint16_t r8[8];
-#pragma unroll
-            for (int u = 0; u < 8; ++u) r8[u] = vcol[(j + u) * 32];
-            float v8[8];
-            mkb::f16x8_to_f32(r8, v8);
-            const float4 lo = reinterpret_cast<const float4*>(e + j)[0], hi = reinterpret_cast<const float4*>(e + j)[1];
-            const float e8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-            for (int u = 0; u < 8; ++u) o = fmaf(e8[u], v8[u], o);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) l = num::add_rn(l, e8[u]);
-        }
-        for (; j < n; ++j) {
-            o = fmaf(e[j], quant::blocks::fp16_to_f32(vcol[j * 32]), o);
-            l = num::add_rn(l, e[j]);
-        }
-        const float wc = num::attn_chunk_weight(ms[warp], ms[warp]);
-        P.att[at + lane] = num::div_rn(fmaf(o, wc, 0.0f), fmaf(l, wc, 0.0f));
-    }
-    pc.mark(kPhAttnO);
-    // (each lane loads its own element back: no wait for the other lanes' stores)
-    if (warp < gh && s.quantize_out) mkm::warp_quantize_block(P.att + at, P.attq + at / 32, lane);
-    pc.mark(kPhAttnWrite);
-}
-#endif
 
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:

@@ -362,9 +362,6 @@ enum MkModelOp : int {
     kOpExpertGatedFfnMajor = 28,  // HE row r of every pair routed to expert e   items: n_expert * n_ff_exp / major_rows
     kOpExpertDownMajor = 29,      // YE[pair][2i, 2i+1] of every pair routed to e items: n_expert * ((n_embd + 1) / 2)
     kOpExpertDownCombine = 30,    // X[t][r] += slot-order chain of YE, a row a lane  items: T * ceil(n_embd / 32)
-    // ARBOR_MK_ATTN_SPLIT: a one-chunk pass's attention as two levels (mk_block_ops.hpp).
-    kOpAttnSplitScores = 31,  // scores of (g, t) for one cell slice, every q head  items: n_kv * T * head_parts
-    kOpAttnSplitOut = 32,     // softmax, o and Att (+ AttQ) of (g, t) for one dim slice  items: n_kv * T * head_parts
     // 40..59: flashnext's ops (mk_flashnext.hpp).
 };
 
@@ -377,7 +374,11 @@ enum MkBuf : int { kBufXN = 0, kBufAtt = 1, kBufH = 2, kBufHE = 3, kBufRouter = 
 // largest divisor p of group that keeps the items within the grid and each part's output span
 // ((group / p) * hd_v values) whole Q8A blocks, which a one-chunk item quantizes itself. The
 // bits do not change: each head's arithmetic is the same whichever item runs it. (Two heads an
-// item at least, ARBOR_MK_ITEM_HEADS_MIN=2 in commit eefce95: the probe's level +0.2 to +0.5 us.)
+// item at least, ARBOR_MK_ITEM_HEADS_MIN=2 in commit eefce95: the probe's level +0.2 to +0.5 us.
+// A one-chunk pass's attention as two levels instead, scores by 32-cell slices and o by 32-dim
+// slices of every head of a KV head, ARBOR_MK_ATTN_SPLIT in commit b6386e6: exact, each item
+// copying 8-15 KiB where a head-split item copies 58 KiB of K and of V, but the two levels took
+// 8 + 11 us against the one's 22 and a barrier more: decode@229 within the spread, gpu-next48.)
 inline int attn_head_parts(long long chunk_items, long long group, long long hd_v, long long workgroups) {
     int best = 1;
     for (long long p = 2; p <= group; ++p)
@@ -585,36 +586,6 @@ constexpr long long kMkDownSplitTokens = 8;
 #else
 #define ARBOR_MK_ASYNC_STAGE 0
 #endif
-#endif
-
-// ARBOR_MK_ATTN_SPLIT=1 (with ARBOR_MK_ASYNC_STAGE): the attention of a pass whose tokens see at
-// most one chunk (256 cells; a decode step at 229) as two levels instead of one, so that no item
-// stages a whole chunk of K and then of V. The head split (attn_head_parts) gives a decode step
-// n_kv * group items, each copying the chunk's K and V (58 KiB each at 229 cells, at about 12
-// bytes a cycle an SM: 18-22 us a layer for `moer`, most of it the copies and the chains after
-// them). Instead:
-//  1. kOpAttnSplitScores, item (g, t, c): cells [c w, c w + w) of the chunk (w = 256 / parts) for
-//     every q head of KV head g: its K rows raw by cp.async and the score tiles (attn_scores_raw,
-//     the chunk item's own), written to P.attn_part as S[t][head][cell].
-//  2. kOpAttnSplitOut, item (g, t, p): dims [p 32, p 32 + 32) of every q head of g: S's rows and
-//     the V rows' 32 dims staged, each head's max and exponentials by a warp (attn_softmax_warps),
-//     then a thread a (head, dim) runs o and l over the cells in order (the contract's chains,
-//     from +0), and the direct write's one-chunk combine (w = exp_f(m - m)), as attn_o_write's.
-//     A warp's 32 outputs are one Q8A block, quantized in place.
-// Each score, maximum, exponential, chain and quotient is the one-chunk item's, so the bits do
-// not change. The host takes it for passes of fewer than kTileTokens tokens of one chunk each,
-// f16 cells, groups of up to 8 heads and hd_v a multiple of 32 (gpu_backend.hip);
-// ARBOR_GPU_ATTN_SPLIT=N sets the cell slices (default 8; 0 turns it off in such a build).
-// Measured (gpu-next48, H100, three rounds against main, docs/BENCHMARKS.md call 2): exact (331/0,
-// 19/0, and with ARBOR_GPU_KV_STREAM=1); decode@229 -0.03 to -0.13 ms on `moer` and -0.02 to
-// -0.08 on qwen3-4b, but decode@16384 (never split) +0.03 to +0.07 by the build's layout; the
-// levels 8.0 + 11.3 us against the one level's 21.8. Since then the scores item asks for its K
-// before loading its queries, and the softmax runs under the V dims' copy (not yet timed). Off.
-#ifndef ARBOR_MK_ATTN_SPLIT
-#define ARBOR_MK_ATTN_SPLIT 0
-#endif
-#if ARBOR_MK_ATTN_SPLIT != 0 && ARBOR_MK_ATTN_SPLIT != 1
-#error "ARBOR_MK_ATTN_SPLIT is 0 or 1"
 #endif
 
 // ARBOR_MK_BULK_STAGE=1 (with ARBOR_MK_ASYNC_STAGE, NVIDIA sm_90): a decode item's spans (its raw
@@ -827,9 +798,6 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // surroundings; 1 fast and 2 slow, on the data.
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
-#endif
-#if ARBOR_MK_ATTN_SPLIT && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE)
-#error "ARBOR_MK_ATTN_SPLIT stages by ARBOR_MK_ASYNC_STAGE's attn_scores_raw (not ARBOR_MK_STAGE_TWICE's)"
 #endif
 // ARBOR_MK_STAGE_CLOCKS=1 (measurement builds of the attention probe, never a default): a one-head
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
