@@ -536,6 +536,21 @@ __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long lon
     atomicAdd(&mk_stc_cycles[slot], c1 - c0);
     atomicAdd(&mk_stc_n[slot], 1ull);
 }
+// Host: the clocks zeroed (mk_stc_reset), or read into c and n (kStcSlots each; mk_stc_read);
+// false on a HIP error.
+inline bool mk_stc_reset() {
+    void *c = nullptr, *n = nullptr;
+    return hipGetSymbolAddress(&c, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
+           hipGetSymbolAddress(&n, HIP_SYMBOL(mk_stc_n)) == hipSuccess &&
+           hipMemset(c, 0, sizeof mk_stc_cycles) == hipSuccess && hipMemset(n, 0, sizeof mk_stc_n) == hipSuccess;
+}
+inline bool mk_stc_read(unsigned long long* c, unsigned long long* n) {
+    void *pc = nullptr, *pn = nullptr;
+    return hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
+           hipGetSymbolAddress(&pn, HIP_SYMBOL(mk_stc_n)) == hipSuccess &&
+           hipMemcpy(c, pc, sizeof mk_stc_cycles, hipMemcpyDeviceToHost) == hipSuccess &&
+           hipMemcpy(n, pn, sizeof mk_stc_n, hipMemcpyDeviceToHost) == hipSuccess;
+}
 #define ARBOR_STC(...) __VA_ARGS__
 #else
 #define ARBOR_STC(...)
@@ -711,7 +726,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of the two-dim forms alone)
     constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
 #endif
-    bool v_ahead = false;  // the first V piece asked for before the softmax (kSoftmax)
+    [[maybe_unused]] bool v_ahead = false;  // the first V piece asked for before the softmax (kSoftmax)
 #if ARBOR_MK_V_AHEAD
     if constexpr (kSoftmax) {
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
@@ -1391,7 +1406,7 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     // hpt below is 1): its softmax runs there, after its V copy is asked for (ARBOR_MK_V_AHEAD).
     // Its own instantiation, so that every other item's code and allocation stay as they were.
     // (The AttnOut is built here and again below: built once, before the softmax, it moved the
-    // default path's PTX.)
+    // default path's PTX; made by one lambda for both, it moved gfx1151's allocation, gpu-next48.)
     if constexpr (kOne) {
 #if ARBOR_MK_ATTN_TOKENS
         const AttnOut<Cells> out1{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
@@ -1407,12 +1422,14 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     if (gh < kMkBlockWarps && kMkBlockWarps % gh == 0) {
         ARBOR_STC(const unsigned long long xc0 = arbor_cycles());
         attn_softmax_spread(sc, ms, ls, n, gh);
-        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
+        ARBOR_STC(if (threadIdx.x == 0 && gh == 1) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
     } else
 #endif
-    ARBOR_STC(const unsigned long long xc1 = arbor_cycles());
-    attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
-    ARBOR_STC(if (threadIdx.x == 0 && gh == 1) mk_stc(kStcSoftmax, xc1, arbor_cycles()));
+    {  // (braced: with ARBOR_MK_STAGE_CLOCKS the clock's declaration would be the else branch)
+        ARBOR_STC(const unsigned long long xc1 = arbor_cycles());
+        attn_softmax_warps(sc, ms, ls, n, gh, warp, lane);
+        ARBOR_STC(if (threadIdx.x == 0 && gh == 1) mk_stc(kStcSoftmax, xc1, arbor_cycles()));
+    }
 
     pc.mark(kPhAttnSoftmax);
 

@@ -799,7 +799,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #ifndef ARBOR_MK_STAGE_TWICE
 #define ARBOR_MK_STAGE_TWICE 0
 #endif
-// ARBOR_MK_STAGE_CLOCKS=1 (measurement builds of the attention probe, never a default): a one-head
+// ARBOR_MK_STAGE_CLOCKS=1 (measurement builds, never a default): a one-head
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
 // mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
 // copy's issue, wait and barrier beside warp 7's l sum, the o loop and the write), summed over the

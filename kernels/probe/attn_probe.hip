@@ -132,13 +132,14 @@ __global__ void chain_probe(const float* src, int n, unsigned long long* cyc, fl
     __shared__ __align__(16) uint4 scratch[2048];  // 32 KiB
     __shared__ volatile int stop;
     for (int i = static_cast<int>(threadIdx.x); i < 256; i += static_cast<int>(blockDim.x)) e[i] = src[i];
+    for (int i = static_cast<int>(threadIdx.x); i < 2048; i += static_cast<int>(blockDim.x)) scratch[i] = uint4{};
     if (threadIdx.x == 0) stop = 0;
     __syncthreads();
     if (threadIdx.x >= 32) {
         if (busy == 0) return;
         const int t = static_cast<int>(threadIdx.x) - 32, nt = static_cast<int>(blockDim.x) - 32;
         float acc = 0.0f;
-        for (int round = 0; !stop; ++round) {
+        while (!stop) {  // (busy = 1: words i and i + 2048 land in one slot, either is fine)
             if (busy == 1) {
                 for (int i = t; i < 4096; i += nt) scratch[i & 2047] = bulk[i];
             } else {
@@ -467,10 +468,6 @@ int main(int argc, char** argv) {
         // (ARBOR_MK_STAGE_CLOCKS: the one-head item's pieces, cycles an item, summed over the warm
         // launches with the phase clocks off)
         unsigned long long stc_sum[kStcSlots] = {}, stc_n[kStcSlots] = {};
-        void *stc_c = nullptr, *stc_k = nullptr;
-        if (!ok(hipGetSymbolAddress(&stc_c, HIP_SYMBOL(mk_stc_cycles)), "stage clocks") ||
-            !ok(hipGetSymbolAddress(&stc_k, HIP_SYMBOL(mk_stc_n)), "stage clocks"))
-            return 1;
 #endif
         for (int phases = 0; phases < 2; ++phases) {
             const unsigned on = static_cast<unsigned>(phases);
@@ -484,18 +481,20 @@ int main(int argc, char** argv) {
                         !ok(hipMemset(done, 0, sizeof(unsigned)), "counter reset") || (phases && !phases_reset(ph_ns, ph_marks)))
                         return 1;
 #if ARBOR_MK_STAGE_CLOCKS
-                    if (!ok(hipMemset(stc_c, 0, kStcSlots * sizeof(unsigned long long)), "stage clocks") ||
-                        !ok(hipMemset(stc_k, 0, kStcSlots * sizeof(unsigned long long)), "stage clocks"))
+                    if (!mk_stc_reset()) {
+                        std::fprintf(stderr, "error: stage clocks: cannot reset them\n");
                         return 1;
+                    }
 #endif
                     attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran, done});
                     if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), modes[m].name)) return 1;
 #if ARBOR_MK_STAGE_CLOCKS
                     if (m == 2 && !phases) {
                         unsigned long long hc[kStcSlots], hn[kStcSlots];
-                        if (!ok(hipMemcpy(hc, stc_c, sizeof hc, hipMemcpyDeviceToHost), "stage clocks") ||
-                            !ok(hipMemcpy(hn, stc_k, sizeof hn, hipMemcpyDeviceToHost), "stage clocks"))
+                        if (!mk_stc_read(hc, hn)) {
+                            std::fprintf(stderr, "error: stage clocks: cannot read them\n");
                             return 1;
+                        }
                         for (int k = 0; k < kStcSlots; ++k) stc_sum[k] += hc[k], stc_n[k] += hn[k];
                     }
 #endif
