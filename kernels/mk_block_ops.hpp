@@ -780,11 +780,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_STAGE_CLOCKS
         vc[4] = arbor_cycles();
         if (c0 == 0 && gh == 1 && (threadIdx.x == 0 || threadIdx.x == 224)) {
-            const int o7 = threadIdx.x == 0 ? 0 : kStcVIssue7 - kStcVIssue;
-            mk_stc(kStcVIssue + o7, vc[0], vc[1]);
-            if (o7) mk_stc(kStcLSum7, vc[1], vc[2]);
-            mk_stc(kStcVWait + o7 + (o7 ? 1 : 0), o7 ? vc[2] : vc[1], vc[3]);
-            mk_stc(kStcVSync + o7 + (o7 ? 1 : 0), vc[3], vc[4]);
+            const bool w7 = threadIdx.x != 0;  // thread 224, warp 7's lane 0: its own slots, and its sum
+            mk_stc(w7 ? kStcVIssue7 : kStcVIssue, vc[0], vc[1]);
+            if (w7) mk_stc(kStcLSum7, vc[1], vc[2]);
+            mk_stc(w7 ? kStcVWait7 : kStcVWait, w7 ? vc[2] : vc[1], vc[3]);
+            mk_stc(w7 ? kStcVSync7 : kStcVSync, vc[3], vc[4]);
         }
 #endif
         pc.mark(kPhAttnVStage);
