@@ -317,7 +317,7 @@ bool mk_phases_arm(bool on) {
         return false;
     const unsigned v = on ? 1u : 0u;
 #if ARBOR_MK_STAGE_CLOCKS
-    if (!mk_stc_reset()) return false;  // (measurement builds: the one-head items' stage clocks)
+    if (mk_stc_reset() != hipSuccess) return false;  // (measurement builds: the one-head items' stage clocks)
 #endif
     return hipMemset(item_ns, 0, sizeof mk_item_ns) == hipSuccess && hipMemset(item_n, 0, sizeof mk_item_n) == hipSuccess &&
            hipMemset(cycles, 0, sizeof mk_phase_cycles) == hipSuccess &&
@@ -351,7 +351,7 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
 #if ARBOR_MK_STAGE_CLOCKS
     {  // (measurement builds: the one-head decode items' pieces, cycles an item; mk_block_ops.hpp)
         unsigned long long c[kStcSlots] = {}, n[kStcSlots] = {};
-        if (mk_stc_read(c, n))
+        if (mk_stc_read(c, n) == hipSuccess)
             for (int k = 0; k < kStcSlots; ++k) {
                 char row[160];
                 std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", kStcNames[k],

@@ -537,19 +537,20 @@ __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long lon
     atomicAdd(&mk_stc_n[slot], 1ull);
 }
 // Host: the clocks zeroed (mk_stc_reset), or read into c and n (kStcSlots each; mk_stc_read);
-// false on a HIP error.
-inline bool mk_stc_reset() {
+// the first failing runtime call's error, else hipSuccess.
+inline hipError_t mk_stc_reset() {
     void *c = nullptr, *n = nullptr;
-    return hipGetSymbolAddress(&c, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
-           hipGetSymbolAddress(&n, HIP_SYMBOL(mk_stc_n)) == hipSuccess &&
-           hipMemset(c, 0, sizeof mk_stc_cycles) == hipSuccess && hipMemset(n, 0, sizeof mk_stc_n) == hipSuccess;
+    hipError_t e = hipGetSymbolAddress(&c, HIP_SYMBOL(mk_stc_cycles));
+    if (e == hipSuccess) e = hipGetSymbolAddress(&n, HIP_SYMBOL(mk_stc_n));
+    if (e == hipSuccess) e = hipMemset(c, 0, sizeof mk_stc_cycles);
+    return e == hipSuccess ? hipMemset(n, 0, sizeof mk_stc_n) : e;
 }
-inline bool mk_stc_read(unsigned long long* c, unsigned long long* n) {
+inline hipError_t mk_stc_read(unsigned long long* c, unsigned long long* n) {
     void *pc = nullptr, *pn = nullptr;
-    return hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles)) == hipSuccess &&
-           hipGetSymbolAddress(&pn, HIP_SYMBOL(mk_stc_n)) == hipSuccess &&
-           hipMemcpy(c, pc, sizeof mk_stc_cycles, hipMemcpyDeviceToHost) == hipSuccess &&
-           hipMemcpy(n, pn, sizeof mk_stc_n, hipMemcpyDeviceToHost) == hipSuccess;
+    hipError_t e = hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles));
+    if (e == hipSuccess) e = hipGetSymbolAddress(&pn, HIP_SYMBOL(mk_stc_n));
+    if (e == hipSuccess) e = hipMemcpy(c, pc, sizeof mk_stc_cycles, hipMemcpyDeviceToHost);
+    return e == hipSuccess ? hipMemcpy(n, pn, sizeof mk_stc_n, hipMemcpyDeviceToHost) : e;
 }
 #define ARBOR_STC(...) __VA_ARGS__
 #else

@@ -481,20 +481,14 @@ int main(int argc, char** argv) {
                         !ok(hipMemset(done, 0, sizeof(unsigned)), "counter reset") || (phases && !phases_reset(ph_ns, ph_marks)))
                         return 1;
 #if ARBOR_MK_STAGE_CLOCKS
-                    if (!mk_stc_reset()) {
-                        std::fprintf(stderr, "error: stage clocks: cannot reset them\n");
-                        return 1;
-                    }
+                    if (!ok(mk_stc_reset(), "stage clocks")) return 1;
 #endif
                     attn_level<<<grid, kMkBlockThreads, dyn>>>(pass, s, items, Times{t, ran, done});
                     if (!ok(hipGetLastError(), "launch") || !ok(hipDeviceSynchronize(), modes[m].name)) return 1;
 #if ARBOR_MK_STAGE_CLOCKS
                     if (m == 2 && !phases) {
                         unsigned long long hc[kStcSlots], hn[kStcSlots];
-                        if (!mk_stc_read(hc, hn)) {
-                            std::fprintf(stderr, "error: stage clocks: cannot read them\n");
-                            return 1;
-                        }
+                        if (!ok(mk_stc_read(hc, hn), "stage clocks")) return 1;
                         for (int k = 0; k < kStcSlots; ++k) stc_sum[k] += hc[k], stc_n[k] += hn[k];
                     }
 #endif
