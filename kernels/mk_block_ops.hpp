@@ -709,7 +709,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     // ARBOR_MK_L_IN_O (mk_model.hpp): a thread of one head and one dim sums its head's l itself,
     // in its o loop, from the weights that loop loads anyway (cells in order, from +0: the
     // contract's chain, as attn_chunk_l's), so no thread sums it beside the V copy.
-    constexpr bool kLinO = HM == 1 && DP == 1;
+    constexpr bool kLinO = HM == 1 && (DP == 1 || ARBOR_MK_O_PAIRS_ONE);  // (DP 2: ARBOR_MK_O_PAIRS_ONE's)
 #else
     constexpr bool kLinO = false;
 #endif
@@ -1447,6 +1447,10 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+#endif
+#if ARBOR_MK_O_PAIRS_ONE
+    if (gh == 1 && eb == 2 && hdv % 2 == 0) attn_o_write<1, 2>(out, pc);  // (two dims a thread)
+    else
 #endif
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);

@@ -851,6 +851,22 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_V_AHEAD != 0 && ARBOR_MK_V_AHEAD != 1
 #error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
+// ARBOR_MK_O_PAIRS_ONE=1 (off; measure next, gpu-next48's lead): a one-head item with f16 V rows
+// takes attn_o_write<1, 2> (two adjacent dims a thread, each 8-cell round one 4-byte load of V a
+// cell instead of a 2-byte load per dim, on 64 threads) instead of attn_o_write<1, 1>; with
+// ARBOR_MK_L_IN_O each of those threads sums its head's l in its loop too (kLinO). Each dim's o
+// is the same chain over the same cells, and l the same sum: the bits do not change. The
+// question it asks: is the o loop (29 cycles a cell where a chain step is 6) bound by its count
+// of shared-memory loads? Not with ARBOR_MK_V_AHEAD, whose one-head path is attn_o_write<1, 1>.
+#ifndef ARBOR_MK_O_PAIRS_ONE
+#define ARBOR_MK_O_PAIRS_ONE 0
+#endif
+#if ARBOR_MK_O_PAIRS_ONE != 0 && ARBOR_MK_O_PAIRS_ONE != 1
+#error "ARBOR_MK_O_PAIRS_ONE is 0 or 1"
+#endif
+#if ARBOR_MK_O_PAIRS_ONE && ARBOR_MK_V_AHEAD
+#error "ARBOR_MK_O_PAIRS_ONE is another one-head o loop than ARBOR_MK_V_AHEAD's attn_o_write<1, 1>: one at a time"
+#endif
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
 #endif
