@@ -753,7 +753,7 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 //   but `moer` decode@16384 +0.01 to +0.09; with two heads alone (commit e5787e4; no spill moved,
 //   ptxas -v), gpu-next43 call 9: qwen3-4b decode@16384 +0.01 to +0.11, `moer` decode@229 +0.05
 //   to +0.13. (An earlier =2 for one head of two dims, commit 79c2343, was dead code: the
-//   dispatch instantiates two-dim forms only as <4, 2> and <8, 2>.)
+//   dispatch instantiates ARBOR_MK_O_PAIRS's two-dim forms only as <4, 2> and <8, 2>.)
 // The same multiply-adds in the same order and the same conversion (f16x8_to_f32 gives
 // fp16_to_f32's bits); threads without a head compute nothing that is used: the bits do not change.
 // Measured on the H100 (gpu-next42, docs/BENCHMARKS.md calls 5-7): the attention probe's one-head
@@ -814,7 +814,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #error "ARBOR_MK_STAGE_CLOCKS times ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 // ARBOR_MK_L_IN_O=1 (off; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
-// loops of the one-head decode items, attn_o_write<1, 1>) sums its head's l in its own o loop,
+// loops of the one-head decode items, attn_o_write<1, 1>, or <1, 2> with ARBOR_MK_O_PAIRS_ONE) sums its head's l in its own o loop,
 // from the weights the loop loads anyway, cells in order from +0 (the contract's chain, as
 // attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
 // probe's stage clocks (gpu-next47) had warp 7's sum after its copy issue, 6500 cycles of the V
@@ -852,12 +852,14 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
 // ARBOR_MK_O_PAIRS_ONE=1 (off; measure next, gpu-next48's lead): a one-head item with f16 V rows
-// takes attn_o_write<1, 2> (two adjacent dims a thread, each 8-cell round one 4-byte load of V a
-// cell instead of a 2-byte load per dim, on 64 threads) instead of attn_o_write<1, 1>; with
-// ARBOR_MK_L_IN_O each of those threads sums its head's l in its loop too (kLinO). Each dim's o
-// is the same chain over the same cells, and l the same sum: the bits do not change. The
-// question it asks: is the o loop (29 cycles a cell where a chain step is 6) bound by its count
-// of shared-memory loads? Not with ARBOR_MK_V_AHEAD, whose one-head path is attn_o_write<1, 1>.
+// and an even hd_v takes attn_o_write<1, 2> (two adjacent dims a thread, one 4-byte V load a cell
+// for both instead of a 2-byte load each, on hd_v / 2 threads: 64 at 128 dims) instead of
+// attn_o_write<1, 1>; with ARBOR_MK_L_IN_O each of those threads sums its head's l in its loop too
+// (kLinO), else warp 7 sums it beside the copy as for <1, 1> (not in ARBOR_MK_LSUM_V4=2's rounds).
+// Each dim's o is the same chain over the same cells, and l the same sum: the bits do not
+// change. The question it asks: is the o loop (with ARBOR_MK_L_IN_O about 5200-5400 cycles for
+// 229 cells in the probe, gpu-next47's `los`, where a chain step is 6) bound by its count of
+// shared-memory loads? Not with ARBOR_MK_V_AHEAD, whose one-head path is attn_o_write<1, 1>.
 #ifndef ARBOR_MK_O_PAIRS_ONE
 #define ARBOR_MK_O_PAIRS_ONE 0
 #endif
