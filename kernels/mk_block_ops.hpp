@@ -650,7 +650,7 @@ struct AttnOut {
     const Cells& cells;
     long long first;
     int n, h0, gh;  // gh: the item's rows (nt tokens' ghq heads each with ARBOR_MK_ATTN_TOKENS)
-    const float *sc, *ms;
+    float *sc, *ms;  // (written only by a one-head item's softmax with ARBOR_MK_V_AHEAD; read-only otherwise)
     float* ls;  // l a head: attn_o_write writes it with ARBOR_MK_L_UNDER_V (not read with ARBOR_MK_L_IN_O's
                 // one-head form, whose threads hold their l)
     uint8_t* stage;
@@ -684,8 +684,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     const int hdk = static_cast<int>(d.hd_k), hdv = static_cast<int>(d.hd_v);
     const int eb = static_cast<int>(d.kv_elem_bytes), vrow = hdv * eb;
     const int n = a.n, gh = a.gh, h0 = a.h0;
-    const float* sc = a.sc;
-    const float* ms = a.ms;
+    float* sc = a.sc;  // (the softmax's with kSoftmax; read-only otherwise)
+    float* ms = a.ms;
     float* ls = a.ls;  // written here with ARBOR_MK_L_UNDER_V (attn_chunk_ls), and by the softmax
                        // of a one-head item with ARBOR_MK_V_AHEAD (kSoftmax)
     uint8_t* stage = a.stage;
@@ -736,20 +736,17 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
         // V rows, one piece, are asked for first (the score tiles' barrier has freed the stage;
         // the softmax touches only sc, ms and ls), by warps 1-7, while warp 0 runs the softmax.
-        static_assert(HM == 1 && DP == 1, "the one-head form");
-#if ARBOR_MK_ASYNC_STAGE
-        if constexpr (std::is_same_v<Cells, DenseCells>) {
-            const long long vbytes = static_cast<long long>(n) * vrow;
-            const unsigned long long at =
-                reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage);
-            if (!v_bulk && n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0) {
-                block_stage_async_ahead(stage, v0, vbytes, v_evict);
-                v_ahead = true;
-            }
+        // (ARBOR_MK_V_AHEAD needs ARBOR_MK_ASYNC_STAGE: mk_model.hpp)
+        static_assert(HM == 1 && DP == 1 && std::is_same_v<Cells, DenseCells>, "the dense one-head form");
+        const long long vbytes = static_cast<long long>(n) * vrow;
+        const unsigned long long at =
+            reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage);
+        if (!v_bulk && n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0) {
+            block_stage_async_ahead(stage, v0, vbytes, v_evict);
+            v_ahead = true;
         }
-#endif
         ARBOR_STC(const unsigned long long xc0 = arbor_cycles());
-        attn_softmax_warps(const_cast<float*>(sc), const_cast<float*>(ms), ls, n, gh, tid / 32, tid & 31);
+        attn_softmax_warps(sc, ms, ls, n, gh, tid / 32, tid & 31);
         ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
         pc.mark(kPhAttnSoftmax);
     }
