@@ -799,6 +799,39 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // in the tests: for ARBOR_MK_O_SKIP_IDLE=0.)
             constexpr int kRow = 128 * 2;  // vrow where the forms run (eb == 2, hdv == 128)
             if constexpr (HM == 1 && DP == 1) {
+#if ARBOR_MK_O_PIPE
+                // ARBOR_MK_O_PIPE (mk_model.hpp): the same rounds, the next round's V halves asked
+                // for as soon as this round's are converted (by the hardware alone), before its
+                // multiply-adds. A NaN among them or among the weights leaves o
+                // a NaN (every multiply-add after a NaN operand gives one): then o and l go back
+                // and the rounds below run the cells again, NaN tests and all.
+                if (eb == 2 && hdv == 128 && e16 && slice < gh && np >= 16) {
+                    const float o_in = o[0][0], l_in = l_own;
+                    const uint8_t* vp = vcol;
+                    const float* ep = sc + slice * mkm::kChunk + c0;
+                    const int rounds = np / 16;
+                    uint16_t rc[16];
+                    mkb::f16_rows16<kRow>(vp, rc);
+                    for (int r = 0; r < rounds; ++r) {
+                        float v[16], ec[16];
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) v[u] = quant::blocks::fp16_to_f32_hw(rc[u]);
+                        mkb::floats16(ep + r * 16, ec);
+                        if (r + 1 < rounds) mkb::f16_rows16<kRow>(vp + (r + 1) * 16 * kRow, rc);
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                        if constexpr (kLinO)
+#pragma unroll
+                            for (int u = 0; u < 16; ++u) l_own = num::add_rn(l_own, ec[u]);
+                    }
+                    if (o[0][0] == o[0][0]) {
+                        j = rounds * 16;  // (the rounds below are done)
+                    } else {
+                        o[0][0] = o_in;
+                        l_own = l_in;
+                    }
+                }
+#endif
                 if (eb == 2 && hdv == 128 && e16 && slice < gh) {
                     const uint8_t* vp = vcol;
                     const float* ep = sc + slice * mkm::kChunk + c0;  // 16-byte aligned (e16, c0 % 8 == 0)

@@ -711,6 +711,20 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
+// ARBOR_MK_O_PIPE=1 (off; needs ARBOR_MK_O_FIXED): the O_FIXED rounds of a thread with one head
+// of one dim (the one-head decode items) with each round's V halves and weights loaded before
+// the round ahead of it multiplies, and the halves converted by the hardware alone, with no NaN
+// test a round: o is tested once after the rounds, and a NaN o (a NaN half or weight among them,
+// or an infinity times a zero) sends o and l back to where they were and the cells through the
+// O_FIXED rounds again. The probe's SASS (gpu-next49) had each round wait on its own loads, then
+// on the first eight halves' NaN test and branch before it loaded its weights, about 23 cycles a
+// cell on one warp a scheduler. The same multiply-adds in the same order on the same values:
+// where o is not a NaN no half was one, and the hardware's conversion gives fp16_to_f32's bits
+// for every half that is not a NaN; where it is, the O_FIXED rounds give the bits as before.
+#ifndef ARBOR_MK_O_PIPE
+#define ARBOR_MK_O_PIPE 0
+#endif
+
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
 // whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and
@@ -770,6 +784,9 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #endif
 #endif
 static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
+#if ARBOR_MK_O_PIPE && !ARBOR_MK_O_FIXED
+#error "ARBOR_MK_O_PIPE runs the ARBOR_MK_O_FIXED rounds: it needs ARBOR_MK_O_FIXED=1"
+#endif
 #ifndef ARBOR_MK_O_SKIP_IDLE
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_O_SKIP_IDLE 1
