@@ -421,41 +421,6 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
         return v[0];
     }
 #endif
-#if ARBOR_MK_SCORE_PIPE
-    // ARBOR_MK_SCORE_PIPE (mk_model.hpp): raw f16 rows, the next element's Ct halves asked for
-    // before this element's multiply-adds, converted by the hardware alone; a NaN dot in any
-    // lane (a NaN half or query element, or an infinity times a zero) sends the warp through the
-    // loop below from +0 again.
-    if constexpr (std::is_same_v<KT, uint16_t>) {
-        uint16_t r[Ct];
-        if (lane < hdk)
-#pragma unroll
-            for (int c = 0; c < Ct; ++c) r[c] = kb[c * krow_f + lane];
-        for (int e = lane; e < hdk; e += 32) {
-            float qv[Ht], kv[Ct];
-#pragma unroll
-            for (int c = 0; c < Ct; ++c) kv[c] = quant::blocks::fp16_to_f32_hw(r[c]);
-#pragma unroll
-            for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
-            if (e + 32 < hdk)
-#pragma unroll
-                for (int c = 0; c < Ct; ++c) r[c] = kb[c * krow_f + e + 32];
-#pragma unroll
-            for (int h = 0; h < Ht; ++h)
-#pragma unroll
-                for (int c = 0; c < Ct; ++c) v[h * Ct + c] = fmaf(qv[h], kv[c], v[h * Ct + c]);
-        }
-        bool nan = false;
-#pragma unroll
-        for (int x = 0; x < D; ++x) nan |= v[x] != v[x];
-        if (arbor_ballot(nan) == 0u) {
-            combine_lanes_multi<D>(v, lane);
-            return v[0];
-        }
-#pragma unroll
-        for (int x = 0; x < D; ++x) v[x] = 0.0f;
-    }
-#endif
     for (int e = lane; e < hdk; e += 32) {
         float qv[Ht], kv[Ct];
 #pragma unroll

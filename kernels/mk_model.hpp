@@ -750,16 +750,6 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
 static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
-// ARBOR_MK_SCORE_PIPE=1 (off): mkb::score_tile on raw f16 K rows (a decode item's one-chunk
-// tiles, attn_scores_raw) asks for the next element's halves of its Ct cells before this
-// element's multiply-adds and converts them by the hardware alone, and tests its dots for a NaN
-// once, by a ballot: a NaN in any lane runs the warp's tile again by the loop as before. The
-// probe's SASS (gpu-next49) had the one-head tile load a half, convert it by fp16_to_f32's
-// select (7 instructions) and only then load the next. Exact: a lane's chain with no NaN half
-// has fp16_to_f32's bits in every term, and a NaN term leaves its dot a NaN.
-#ifndef ARBOR_MK_SCORE_PIPE
-#define ARBOR_MK_SCORE_PIPE 0
-#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
