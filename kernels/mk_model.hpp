@@ -711,18 +711,28 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_O_PIPE=1 (off; needs ARBOR_MK_O_FIXED): the O_FIXED rounds of a thread with one head
-// of one dim (the one-head decode items) with each round's V halves and weights loaded before
-// the round ahead of it multiplies, and the halves converted by the hardware alone, with no NaN
-// test a round: o is tested once after the rounds, and a NaN o (a NaN half or weight among them,
-// or an infinity times a zero) sends o and l back to where they were and the cells through the
-// O_FIXED rounds again. The probe's SASS (gpu-next49) had each round wait on its own loads, then
-// on the first eight halves' NaN test and branch before it loaded its weights, about 23 cycles a
-// cell on one warp a scheduler. The same multiply-adds in the same order on the same values:
-// where o is not a NaN no half was one, and the hardware's conversion gives fp16_to_f32's bits
-// for every half that is not a NaN; where it is, the O_FIXED rounds give the bits as before.
+// ARBOR_MK_O_PIPE=1 (on by default on NVIDIA, with ARBOR_MK_L_IN_O and ARBOR_MK_V_AHEAD; needs
+// ARBOR_MK_O_FIXED): the O_FIXED rounds of a thread with one head of one dim (the one-head decode
+// items) convert the halves by the hardware alone, with no NaN test a round, and ask for the next
+// round's halves before this round's multiply-adds: o is tested once after the rounds, and a NaN
+// o (a NaN half or weight among them, or an infinity times a zero) sends o and l back to where
+// they were and the cells through the O_FIXED rounds again. The probe's SASS (gpu-next49) had
+// each round wait on its own loads, then on the first eight halves' NaN test and branch before it
+// loaded its weights, about 23 cycles a cell on one warp a scheduler. The same multiply-adds in
+// the same order on the same values: where o is not a NaN no half was one, and the hardware's
+// conversion gives fp16_to_f32's bits for every half that is not a NaN; where it is, the O_FIXED
+// rounds give the bits as before. gpu-next49 call D (H100, `lvp` = `lvb` + O_PIPE): exact (331/0,
+// 19/0, plain and streamed); the one-head o phase 3.37 to 3.04 us a mark (`moer` decode@229),
+// decode@229 -0.04 to -0.15 ms against `lvb` on both shapes in every round. ptxas put the next
+// round's loads after the multiply-adds there and packed them in pairs (so they do not overlap
+// yet; a form with 32-bit registers and no branch before the loads still had nvcc merge them
+// into the next round's start: GPU.md "gpu-next49").
 #ifndef ARBOR_MK_O_PIPE
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_O_PIPE 1
+#else
 #define ARBOR_MK_O_PIPE 0
+#endif
 #endif
 
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
@@ -785,7 +795,7 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #endif
 static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
 #if ARBOR_MK_O_PIPE && !ARBOR_MK_O_FIXED
-#error "ARBOR_MK_O_PIPE runs the ARBOR_MK_O_FIXED rounds: it needs ARBOR_MK_O_FIXED=1"
+#error "ARBOR_MK_O_PIPE runs the ARBOR_MK_O_FIXED rounds: it needs ARBOR_MK_O_FIXED=1 (or ARBOR_MK_O_PIPE=0)"
 #endif
 #ifndef ARBOR_MK_O_SKIP_IDLE
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
@@ -830,7 +840,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_STAGE_CLOCKS && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_CLOCKS times ARBOR_MK_ASYNC_STAGE's copies"
 #endif
-// ARBOR_MK_L_IN_O=1 (off; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
+// ARBOR_MK_L_IN_O=1 (on by default on NVIDIA, with ARBOR_MK_V_AHEAD; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
 // loops of the one-head decode items, attn_o_write<1, 1>, or <1, 2> with ARBOR_MK_O_PAIRS_ONE) sums its head's l in its own o loop,
 // from the weights the loop loads anyway, cells in order from +0 (the contract's chain, as
 // attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
@@ -839,9 +849,13 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // bits do not change. gpu-next47 call 10 (H100): exact (331/0, 19/0, plain and streamed); the
 // probe's level -1.6 to -2.4 us, but in the megakernel, whose copy alone takes the V stage's 4.3
 // us, the V stage 4.60 to 4.31, decode@229 within the spread and `moer` decode@16384 +0.05 to
-// +0.11 ms: not taken alone (with ARBOR_MK_V_AHEAD, below).
+// +0.11 ms: not taken alone (with ARBOR_MK_V_AHEAD, below, it is).
 #ifndef ARBOR_MK_L_IN_O
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_L_UNDER_V
+#define ARBOR_MK_L_IN_O 1
+#else
 #define ARBOR_MK_L_IN_O 0
+#endif
 #endif
 #if ARBOR_MK_L_IN_O != 0 && ARBOR_MK_L_IN_O != 1
 #error "ARBOR_MK_L_IN_O is 0 or 1"
@@ -849,7 +863,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
 #endif
-// ARBOR_MK_V_AHEAD=1 (off; NVIDIA, ARBOR_MK_ASYNC_STAGE): a one-head decode item runs its softmax
+// ARBOR_MK_V_AHEAD=1 (on by default on NVIDIA with ARBOR_MK_L_IN_O; ARBOR_MK_ASYNC_STAGE): a one-head decode item runs its softmax
 // in attn_o_write<1, 1> (attn_chunk_cells returns after the score tiles), and whose V rows fit one
 // piece asks for them first, by warps 1-7, so the copy runs under warp 0's softmax instead of after
 // it; the piece loop then only waits. The same bytes and the same softmax: the bits do not change.
@@ -857,10 +871,19 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // ARBOR_MK_L_IN_O was exact, the one-head item's V stage 5.4 to 1.9 us a mark and the item -2 us
 // (`moer` decode@229 -0.04 to -0.21 ms, `moer` read50@16384 -1.0%), but decode@16384 +0.05 to
 // +0.14 ms on both shapes: ptxas gave attn_chunk_cells, which the deep 8-head items run, 44 more
-// bytes of spill loads. This form keeps the one-head work out of attn_chunk_cells (measure next).
-// Warps 1-3 and 5-7 alone issuing it (off warp 0's sub-partition) were no better in the probe.
+// bytes of spill loads. This form keeps the one-head work out of attn_chunk_cells. Warps 1-3 and
+// 5-7 alone issuing it (off warp 0's sub-partition) were no better in the probe. gpu-next49 (H100,
+// `lvb` = L_IN_O + V_AHEAD, calls A and D): exact (331/0, 19/0, plain and streamed); against main
+// decode@229 -0.08 to -0.15 ms on both shapes in every round (the item 20.3 to 17.7 us a layer),
+// `moer` read50@16384 -2.1% and qwen3-4b -0.1 to -0.3%; decode@16384 +0.00 to +0.16 ms (`moer`)
+// and -0.02 to +0.06 (qwen3-4b), the one loss, though the deep steps run no one-head items.
+// Taken as NVIDIA's default with ARBOR_MK_O_PIPE.
 #ifndef ARBOR_MK_V_AHEAD
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_SOFTMAX_SPREAD
+#define ARBOR_MK_V_AHEAD 1
+#else
 #define ARBOR_MK_V_AHEAD 0
+#endif
 #endif
 #if ARBOR_MK_V_AHEAD && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_SOFTMAX_SPREAD)
 #error "ARBOR_MK_V_AHEAD issues ARBOR_MK_ASYNC_STAGE's copies beside the one-warp softmax (not ARBOR_MK_SOFTMAX_SPREAD)"
