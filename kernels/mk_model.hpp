@@ -734,6 +734,11 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_O_PIPE 0
 #endif
 #endif
+// =2 (off, gpu-next49, not yet timed): the next round's halves by asm volatile loads
+// (mkb::f16_rows16_pinned), issued with no branch right after this round's are converted.
+#if ARBOR_MK_O_PIPE < 0 || ARBOR_MK_O_PIPE > 2
+#error "ARBOR_MK_O_PIPE is 0, 1 or 2"
+#endif
 
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
