@@ -71,7 +71,8 @@ __device__ inline void f16_rows16_pinned(const uint8_t* p, unsigned* r) {
 #pragma unroll
     for (int u = 0; u < 16; ++u) asm volatile("ld.shared.u16 %0, [%1];" : "=r"(r[u]) : "r"(a + u * Row));
 #else
-    f16_rows16<Row>(p, r);
+#pragma unroll
+    for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(p + u * Row);
 #endif
 }
 __device__ inline void floats16(const float* e, float* f) {
@@ -813,11 +814,11 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             constexpr int kRow = 128 * 2;  // vrow where the forms run (eb == 2, hdv == 128)
             if constexpr (HM == 1 && DP == 1) {
 #if ARBOR_MK_O_PIPE
-                // ARBOR_MK_O_PIPE (mk_model.hpp): the same rounds, the next round's V halves asked
-                // for as soon as this round's are converted (by the hardware alone), before its
-                // multiply-adds. A NaN among them or among the weights leaves o
-                // a NaN (every multiply-add after a NaN operand gives one): then o and l go back
-                // and the rounds below run the cells again, NaN tests and all.
+                // ARBOR_MK_O_PIPE (mk_model.hpp): the same rounds, the halves converted by the
+                // hardware alone, the next round's asked for (in the source) as soon as this
+                // round's are converted, before its multiply-adds. A NaN among them or among the
+                // weights leaves o a NaN (every multiply-add after a NaN operand gives one): then
+                // o and l go back and the rounds below run the cells again, NaN tests and all.
                 if (eb == 2 && hdv == 128 && e16 && slice < gh && np >= 16) {
                     const float o_in = o[0][0], l_in = l_own;
                     const uint8_t* vp = vcol;

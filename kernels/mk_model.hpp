@@ -711,34 +711,6 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-// ARBOR_MK_O_PIPE=1 (on by default on NVIDIA, with ARBOR_MK_L_IN_O and ARBOR_MK_V_AHEAD; needs
-// ARBOR_MK_O_FIXED): the O_FIXED rounds of a thread with one head of one dim (the one-head decode
-// items) convert the halves by the hardware alone, with no NaN test a round, and ask for the next
-// round's halves before this round's multiply-adds: o is tested once after the rounds, and a NaN
-// o (a NaN half or weight among them, or an infinity times a zero) sends o and l back to where
-// they were and the cells through the O_FIXED rounds again. The probe's SASS (gpu-next49) had
-// each round wait on its own loads, then on the first eight halves' NaN test and branch before it
-// loaded its weights, about 23 cycles a cell on one warp a scheduler. The same multiply-adds in
-// the same order on the same values: where o is not a NaN no half was one, and the hardware's
-// conversion gives fp16_to_f32's bits for every half that is not a NaN; where it is, the O_FIXED
-// rounds give the bits as before. gpu-next49 call D (H100, `lvp` = `lvb` + O_PIPE): exact (331/0,
-// 19/0, plain and streamed); the one-head o phase 3.37 to 3.04 us a mark (`moer` decode@229),
-// decode@229 -0.04 to -0.15 ms against `lvb` on both shapes in every round. ptxas put the next
-// round's loads after the multiply-adds there and packed them in pairs (so they do not overlap
-// yet; a form with 32-bit registers and no branch before the loads still had nvcc merge them
-// into the next round's start: GPU.md "gpu-next49").
-#ifndef ARBOR_MK_O_PIPE
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-#define ARBOR_MK_O_PIPE 1
-#else
-#define ARBOR_MK_O_PIPE 0
-#endif
-#endif
-// =2 (off, gpu-next49, not yet timed): the next round's halves by asm volatile loads
-// (mkb::f16_rows16_pinned), issued with no branch right after this round's are converted.
-#if ARBOR_MK_O_PIPE < 0 || ARBOR_MK_O_PIPE > 2
-#error "ARBOR_MK_O_PIPE is 0, 1 or 2"
-#endif
 
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
@@ -799,6 +771,36 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #endif
 #endif
 static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED is 0 or 1");
+// ARBOR_MK_O_PIPE=1 (on by default on NVIDIA where ARBOR_MK_O_FIXED is, with ARBOR_MK_L_IN_O and
+// ARBOR_MK_V_AHEAD): the O_FIXED rounds of a thread with one head of one dim (the one-head decode
+// items, and any item of two heads or fewer) convert the halves by the hardware alone, with no NaN
+// test a round, and ask (in the source) for the next round's halves before this round's
+// multiply-adds: o is tested once after the rounds, and a NaN o (a NaN half or weight among them,
+// an infinity times a zero, or infinities of opposite signs) sends o and l back to where they were
+// and the cells through the O_FIXED rounds again. The probe's SASS (gpu-next49) had each round
+// wait on its own loads, then on the first eight halves' NaN test and branch before it loaded its
+// weights, about 23 cycles a cell on one warp a scheduler. The same multiply-adds in the same
+// order on the same values: where o is not a NaN no half was one, and the hardware's conversion
+// gives fp16_to_f32's bits for every half that is not a NaN; where it is, the O_FIXED rounds give
+// the bits as before. gpu-next49 call D (H100, `lvp` = `lvb` + O_PIPE): exact (331/0, 19/0, plain
+// and streamed); the one-head o phase 3.37 to 3.04 us a mark (`moer` decode@229), decode@229
+// -0.04 to -0.15 ms against `lvb` on both shapes in every round. ptxas put the next round's loads
+// after the multiply-adds there and packed them in pairs, so rounds do not overlap yet (a form
+// with 32-bit registers and no branch before the loads had nvcc merge them into the next round's
+// start: GPU.md "gpu-next49"). No test yet puts a NaN V half through this path: its restore has
+// not run on a GPU.
+#ifndef ARBOR_MK_O_PIPE
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_O_FIXED
+#define ARBOR_MK_O_PIPE 1
+#else
+#define ARBOR_MK_O_PIPE 0
+#endif
+#endif
+// =2 (off, gpu-next49, not yet timed): the next round's halves by asm volatile loads
+// (mkb::f16_rows16_pinned), issued with no branch right after this round's are converted.
+#if ARBOR_MK_O_PIPE < 0 || ARBOR_MK_O_PIPE > 2
+#error "ARBOR_MK_O_PIPE is 0, 1 or 2"
+#endif
 #if ARBOR_MK_O_PIPE && !ARBOR_MK_O_FIXED
 #error "ARBOR_MK_O_PIPE runs the ARBOR_MK_O_FIXED rounds: it needs ARBOR_MK_O_FIXED=1 (or ARBOR_MK_O_PIPE=0)"
 #endif
@@ -834,7 +836,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // ARBOR_MK_STAGE_CLOCKS=1 (measurement builds, never a default): a one-head
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
 // mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
-// copy's issue, wait and barrier beside warp 7's l sum, the o loop and the write), summed over the
+// copy's issue, wait and barrier beside warp 7's l sum (none with ARBOR_MK_L_IN_O), the o loop and the write), summed over the
 // items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
@@ -845,10 +847,10 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_STAGE_CLOCKS && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_STAGE_CLOCKS times ARBOR_MK_ASYNC_STAGE's copies"
 #endif
-// ARBOR_MK_L_IN_O=1 (on by default on NVIDIA, with ARBOR_MK_V_AHEAD; needs ARBOR_MK_L_UNDER_V): a thread of one head and one dim (the o
-// loops of the one-head decode items, attn_o_write<1, 1>, or <1, 2> with ARBOR_MK_O_PAIRS_ONE) sums its head's l in its own o loop,
-// from the weights the loop loads anyway, cells in order from +0 (the contract's chain, as
-// attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
+// ARBOR_MK_L_IN_O=1 (on by default on NVIDIA, with ARBOR_MK_V_AHEAD; needs ARBOR_MK_L_UNDER_V): a
+// thread of one head and one dim (the o loops of the one-head decode items, attn_o_write<1, 1>,
+// or <1, 2> with ARBOR_MK_O_PAIRS_ONE) sums its head's l in its own o loop, from the weights the
+// loop loads anyway, cells in order from +0 (the contract's chain, as attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
 // probe's stage clocks (gpu-next47) had warp 7's sum after its copy issue, 6500 cycles of the V
 // stage's 11800, its shared loads queued behind the copy: the same adds in the same order, the
 // bits do not change. gpu-next47 call 10 (H100): exact (331/0, 19/0, plain and streamed); the
@@ -868,8 +870,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
 #endif
-// ARBOR_MK_V_AHEAD=1 (on by default on NVIDIA with ARBOR_MK_L_IN_O; ARBOR_MK_ASYNC_STAGE): a one-head decode item runs its softmax
-// in attn_o_write<1, 1> (attn_chunk_cells returns after the score tiles), and whose V rows fit one
+// ARBOR_MK_V_AHEAD=1 (on by default on NVIDIA with ARBOR_MK_L_IN_O; ARBOR_MK_ASYNC_STAGE): a
+// one-head decode item runs its softmax in attn_o_write<1, 1> (attn_chunk_cells returns after the score tiles), and whose V rows fit one
 // piece asks for them first, by warps 1-7, so the copy runs under warp 0's softmax instead of after
 // it; the piece loop then only waits. The same bytes and the same softmax: the bits do not change.
 // gpu-next47: its first form (the copy asked for in attn_chunk_cells, a flag handed on) with
@@ -884,7 +886,7 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // and -0.02 to +0.06 (qwen3-4b), the one loss, though the deep steps run no one-head items.
 // Taken as NVIDIA's default with ARBOR_MK_O_PIPE.
 #ifndef ARBOR_MK_V_AHEAD
-#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_SOFTMAX_SPREAD
+#if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_L_IN_O && ARBOR_MK_ASYNC_STAGE && !ARBOR_MK_SOFTMAX_SPREAD
 #define ARBOR_MK_V_AHEAD 1
 #else
 #define ARBOR_MK_V_AHEAD 0
@@ -896,7 +898,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_V_AHEAD != 0 && ARBOR_MK_V_AHEAD != 1
 #error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
-// ARBOR_MK_O_PAIRS_ONE=1 (off; measure next, gpu-next48's lead): a one-head item with f16 V rows
+// ARBOR_MK_O_PAIRS_ONE=1 (off, measured and not taken; with -DARBOR_MK_V_AHEAD=0 now that
+// ARBOR_MK_V_AHEAD is NVIDIA's default): a one-head item with f16 V rows
 // and an even hd_v takes attn_o_write<1, 2> (two adjacent dims a thread, one 4-byte V load a cell
 // for both instead of a 2-byte load each, on hd_v / 2 threads: 64 at 128 dims) instead of
 // attn_o_write<1, 1>; with ARBOR_MK_L_IN_O each of those threads sums its head's l in its loop too
@@ -905,6 +908,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // change. The question it asks: is the o loop (with ARBOR_MK_L_IN_O about 5200-5400 cycles for
 // 229 cells in the probe, gpu-next47's `los`, where a chain step is 6) bound by its count of
 // shared-memory loads? Not with ARBOR_MK_V_AHEAD, whose one-head path is attn_o_write<1, 1>.
+// gpu-next49 (`op1`, H100): exact, but decode@229 +0.06 to +0.11 ms against L_IN_O alone, and the
+// probe's o loop 5236 to 10062 cycles: the loop is bound by each thread's serial work, not by its
+// loads. To be taken out of the source.
 #ifndef ARBOR_MK_O_PAIRS_ONE
 #define ARBOR_MK_O_PAIRS_ONE 0
 #endif
