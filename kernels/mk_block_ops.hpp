@@ -61,20 +61,6 @@ __device__ inline void f16_rows16(const uint8_t* p, uint16_t* r) {
 #pragma unroll
     for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(p + u * Row);
 }
-// ARBOR_MK_O_PIPE=2's form of f16_rows16: each half by an ld.shared in asm volatile, into a 32-bit
-// register, so that nvcc neither merges a loop's next-round loads with its first round's nor
-// moves them after the round's multiply-adds (gpu-next49: both happened to plain loads).
-template <int Row>
-__device__ inline void f16_rows16_pinned(const uint8_t* p, unsigned* r) {
-#if defined(ARBOR_GPU_VENDOR_NVIDIA)
-    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-#pragma unroll
-    for (int u = 0; u < 16; ++u) asm volatile("ld.shared.u16 %0, [%1];" : "=r"(r[u]) : "r"(a + u * Row));
-#else
-#pragma unroll
-    for (int u = 0; u < 16; ++u) r[u] = *reinterpret_cast<const uint16_t*>(p + u * Row);
-#endif
-}
 __device__ inline void floats16(const float* e, float* f) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -824,24 +810,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                     const uint8_t* vp = vcol;
                     const float* ep = sc + slice * mkm::kChunk + c0;
                     const int rounds = np / 16;
-#if ARBOR_MK_O_PIPE == 2
-                    // (every round loads the next one's halves, the last its own again: no branch)
-                    unsigned rc[16];
-                    mkb::f16_rows16_pinned<kRow>(vp, rc);
-#else
                     uint16_t rc[16];
                     mkb::f16_rows16<kRow>(vp, rc);
-#endif
                     for (int r = 0; r < rounds; ++r) {
                         float v[16], ec[16];
 #pragma unroll
                         for (int u = 0; u < 16; ++u) v[u] = quant::blocks::fp16_to_f32_hw(rc[u]);
                         mkb::floats16(ep + r * 16, ec);
-#if ARBOR_MK_O_PIPE == 2
-                        mkb::f16_rows16_pinned<kRow>(vp + (r + 1 < rounds ? r + 1 : r) * 16 * kRow, rc);
-#else
                         if (r + 1 < rounds) mkb::f16_rows16<kRow>(vp + (r + 1) * 16 * kRow, rc);
-#endif
 #pragma unroll
                         for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
                         if constexpr (kLinO)

@@ -796,10 +796,12 @@ static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED 
 #define ARBOR_MK_O_PIPE 0
 #endif
 #endif
-// =2 (off, gpu-next49, not yet timed): the next round's halves by asm volatile loads
-// (mkb::f16_rows16_pinned), issued with no branch right after this round's are converted.
-#if ARBOR_MK_O_PIPE < 0 || ARBOR_MK_O_PIPE > 2
-#error "ARBOR_MK_O_PIPE is 0, 1 or 2"
+// Measured and taken out (d6c08f3 has it): =2, the next round's halves by asm volatile ld.shared
+// into 32-bit registers with no branch. ptxas then issued them in the round's second half, beside
+// its last multiply-adds (77 instructions a round), and decode@229 moved -0.03 to +0.02 ms against
+// =1 (gpu-next49 call F): the o rounds are no longer where the one-head item's time goes.
+#if ARBOR_MK_O_PIPE != 0 && ARBOR_MK_O_PIPE != 1
+#error "ARBOR_MK_O_PIPE is 0 or 1"
 #endif
 #if ARBOR_MK_O_PIPE && !ARBOR_MK_O_FIXED
 #error "ARBOR_MK_O_PIPE runs the ARBOR_MK_O_FIXED rounds: it needs ARBOR_MK_O_FIXED=1 (or ARBOR_MK_O_PIPE=0)"
