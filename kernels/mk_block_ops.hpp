@@ -671,8 +671,7 @@ __device__ inline int attn_vpiece(long long stage_bytes, int vrow) {
 }
 
 // Not inlined: each HM its own register allocation (and ptxas's spill report of it). A thread
-// takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS, and ARBOR_MK_O_PAIRS_ONE's <1, 2>; f16 V rows
-// only) of HM heads.
+// takes DP adjacent dims (DP = 2: ARBOR_MK_O_PAIRS; f16 V rows only) of HM heads.
 template <int HM, int DP = 1, class Cells, bool kSoftmax = false>
 __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& pc) {
     static_assert(DP == 1 || DP == 2, "one or two dims a thread");
@@ -707,11 +706,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #pragma unroll
         for (int p = 0; p < DP; ++p) o[k][p] = 0.0f;
 #if ARBOR_MK_L_IN_O
-    // ARBOR_MK_L_IN_O (mk_model.hpp): a thread of one head (and one dim, or two with
-    // ARBOR_MK_O_PAIRS_ONE) sums its head's l itself, in its o loop, from the weights that loop
-    // loads anyway (cells in order, from +0: the contract's chain, as attn_chunk_l's), so no thread
-    // sums it beside the V copy.
-    constexpr bool kLinO = HM == 1 && (DP == 1 || ARBOR_MK_O_PAIRS_ONE);
+    // ARBOR_MK_L_IN_O (mk_model.hpp): a thread of one head and one dim sums its head's l itself,
+    // in its o loop, from the weights that loop loads anyway (cells in order, from +0: the
+    // contract's chain, as attn_chunk_l's), so no thread sums it beside the V copy.
+    constexpr bool kLinO = HM == 1 && DP == 1;
 #else
     constexpr bool kLinO = false;
 #endif
@@ -727,8 +725,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #endif
 #if ARBOR_MK_L_UNDER_V
     // The sums' 16-cell rounds (ARBOR_MK_LSUM_V4: =1 every sum, =2 those of ARBOR_MK_O_PAIRS's
-    // two-dim forms alone, not ARBOR_MK_O_PAIRS_ONE's one-head <1, 2>)
-    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2 && HM > 1);
+    // two-dim forms alone)
+    constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
 #endif
     [[maybe_unused]] bool v_ahead = false;  // the first V piece asked for before the softmax (kSoftmax)
 #if ARBOR_MK_V_AHEAD
@@ -1480,10 +1478,6 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
 #else
     const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
-#endif
-#if ARBOR_MK_O_PAIRS_ONE
-    if (gh == 1 && eb == 2 && hdv % 2 == 0) attn_o_write<1, 2>(out, pc);  // (two dims a thread)
-    else
 #endif
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);

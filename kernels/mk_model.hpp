@@ -711,7 +711,6 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_O_UNROLL2 0
 #endif
 
-
 // ARBOR_MK_SCORE_UNROLL=1 (gpu-next41, off: not taken): a score tile's element loop
 // (mkb::score_tile: lane j takes elements j, j + 32, j + 64, j + 96 of a 128-dim head) unrolled
 // whole, the K rows' stride fixed where it is 128 (raw f16 rows) or 129 (staged float rows), and
@@ -838,8 +837,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // ARBOR_MK_STAGE_CLOCKS=1 (measurement builds, never a default): a one-head
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
 // mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
-// copy's issue, wait and barrier beside warp 7's l sum (none with ARBOR_MK_L_IN_O), the o loop and the write), summed over the
-// items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
+// copy's issue, wait and barrier beside warp 7's l sum (none with ARBOR_MK_L_IN_O), the o loop
+// and the write), summed over the items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
 #endif
@@ -850,9 +849,10 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #error "ARBOR_MK_STAGE_CLOCKS times ARBOR_MK_ASYNC_STAGE's copies"
 #endif
 // ARBOR_MK_L_IN_O=1 (on by default on NVIDIA, with ARBOR_MK_V_AHEAD; needs ARBOR_MK_L_UNDER_V): a
-// thread of one head and one dim (the o loops of the one-head decode items, attn_o_write<1, 1>,
-// or <1, 2> with ARBOR_MK_O_PAIRS_ONE) sums its head's l in its own o loop, from the weights the
-// loop loads anyway, cells in order from +0 (the contract's chain, as attn_chunk_l's), and divides by that register; no thread runs the sum beside the V copy. The
+// thread of one head and one dim (the o loops of the one-head decode items, attn_o_write<1, 1>)
+// sums its head's l in its own o loop, from the weights the loop loads anyway, cells in order
+// from +0 (the contract's chain, as attn_chunk_l's), and divides by that register; no thread runs
+// the sum beside the V copy. The
 // probe's stage clocks (gpu-next47) had warp 7's sum after its copy issue, 6500 cycles of the V
 // stage's 11800, its shared loads queued behind the copy: the same adds in the same order, the
 // bits do not change. gpu-next47 call 10 (H100): exact (331/0, 19/0, plain and streamed); the
@@ -873,8 +873,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #error "ARBOR_MK_L_IN_O takes the one-head sums out of attn_o_write's attn_chunk_ls: it needs ARBOR_MK_L_UNDER_V"
 #endif
 // ARBOR_MK_V_AHEAD=1 (on by default on NVIDIA with ARBOR_MK_L_IN_O; ARBOR_MK_ASYNC_STAGE): a
-// one-head decode item runs its softmax in attn_o_write<1, 1> (attn_chunk_cells returns after the score tiles), and whose V rows fit one
-// piece asks for them first, by warps 1-7, so the copy runs under warp 0's softmax instead of after
+// one-head decode item runs its softmax in attn_o_write<1, 1> (attn_chunk_cells returns after
+// the score tiles), and whose V rows fit one piece asks for them first, by warps 1-7, so the copy runs under warp 0's softmax instead of after
 // it; the piece loop then only waits. The same bytes and the same softmax: the bits do not change.
 // gpu-next47: its first form (the copy asked for in attn_chunk_cells, a flag handed on) with
 // ARBOR_MK_L_IN_O was exact, the one-head item's V stage 5.4 to 1.9 us a mark and the item -2 us
@@ -900,28 +900,11 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_V_AHEAD != 0 && ARBOR_MK_V_AHEAD != 1
 #error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
-// ARBOR_MK_O_PAIRS_ONE=1 (off, measured and not taken; with -DARBOR_MK_V_AHEAD=0 now that
-// ARBOR_MK_V_AHEAD is NVIDIA's default): a one-head item with f16 V rows
-// and an even hd_v takes attn_o_write<1, 2> (two adjacent dims a thread, one 4-byte V load a cell
-// for both instead of a 2-byte load each, on hd_v / 2 threads: 64 at 128 dims) instead of
-// attn_o_write<1, 1>; with ARBOR_MK_L_IN_O each of those threads sums its head's l in its loop too
-// (kLinO), else warp 7 sums it beside the copy as for <1, 1> (not in ARBOR_MK_LSUM_V4=2's rounds).
-// Each dim's o is the same chain over the same cells, and l the same sum: the bits do not
-// change. The question it asks: is the o loop (with ARBOR_MK_L_IN_O about 5200-5400 cycles for
-// 229 cells in the probe, gpu-next47's `los`, where a chain step is 6) bound by its count of
-// shared-memory loads? Not with ARBOR_MK_V_AHEAD, whose one-head path is attn_o_write<1, 1>.
-// gpu-next49 (`op1`, H100): exact, but decode@229 +0.06 to +0.11 ms against L_IN_O alone, and the
-// probe's o loop 5236 to 10062 cycles: the loop is bound by each thread's serial work, not by its
-// loads. To be taken out of the source.
-#ifndef ARBOR_MK_O_PAIRS_ONE
-#define ARBOR_MK_O_PAIRS_ONE 0
-#endif
-#if ARBOR_MK_O_PAIRS_ONE != 0 && ARBOR_MK_O_PAIRS_ONE != 1
-#error "ARBOR_MK_O_PAIRS_ONE is 0 or 1"
-#endif
-#if ARBOR_MK_O_PAIRS_ONE && ARBOR_MK_V_AHEAD
-#error "ARBOR_MK_O_PAIRS_ONE is another one-head o loop than ARBOR_MK_V_AHEAD's attn_o_write<1, 1>: one at a time"
-#endif
+// Measured and taken out (e65233c has it): ARBOR_MK_O_PAIRS_ONE, a one-head item's o loop with
+// two adjacent dims a thread (attn_o_write<1, 2>: one 4-byte V load a cell for both, on 64
+// threads at 128 dims). gpu-next49 (`op1`, H100): exact, but decode@229 +0.06 to +0.11 ms against
+// ARBOR_MK_L_IN_O alone, and the probe's o loop 5236 to 10062 cycles: that loop is bound by each
+// thread's serial work, not by its count of shared-memory loads.
 #if ARBOR_MK_STAGE_CLOCKS && ARBOR_MK_STAGE_TWICE
 #error "ARBOR_MK_STAGE_CLOCKS times the K copy that ARBOR_MK_STAGE_TWICE repeats: one at a time"
 #endif
