@@ -421,7 +421,36 @@ __device__ inline float score_tile(const float* qs, int hdk, const KT* kst, int 
         return v[0];
     }
 #endif
-    for (int e = lane; e < hdk; e += 32) {
+    bool exact_loop = true;  // (ARBOR_MK_SCORE_PIPE: only when the hardware's conversion met a NaN)
+#if ARBOR_MK_SCORE_PIPE
+    // ARBOR_MK_SCORE_PIPE (mk_model.hpp): raw f16 rows, an element's Ct halves loaded together and
+    // converted by the hardware alone; a NaN dot in any lane (a NaN half or query element, an
+    // infinity times a zero, or opposite infinities) sends the warp through the loop below from
+    // +0 again.
+    if constexpr (std::is_same_v<KT, uint16_t>) {
+        for (int e = lane; e < hdk; e += 32) {
+            uint16_t r[Ct];
+#pragma unroll
+            for (int c = 0; c < Ct; ++c) r[c] = kb[c * krow_f + e];
+            float qv[Ht];
+#pragma unroll
+            for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];
+#pragma unroll
+            for (int h = 0; h < Ht; ++h)
+#pragma unroll
+                for (int c = 0; c < Ct; ++c)
+                    v[h * Ct + c] = fmaf(qv[h], quant::blocks::fp16_to_f32_hw(r[c]), v[h * Ct + c]);
+        }
+        bool nan = false;
+#pragma unroll
+        for (int x = 0; x < D; ++x) nan |= v[x] != v[x];
+        exact_loop = arbor_ballot(nan) != 0u;
+        if (exact_loop)
+#pragma unroll
+            for (int x = 0; x < D; ++x) v[x] = 0.0f;
+    }
+#endif
+    for (int e = lane; exact_loop && e < hdk; e += 32) {
         float qv[Ht], kv[Ct];
 #pragma unroll
         for (int h = 0; h < Ht; ++h) qv[h] = qs[qo[h] + e];

@@ -736,6 +736,25 @@ static_assert(ARBOR_MK_LSUM_V4 >= 0 && ARBOR_MK_LSUM_V4 <= 2, "ARBOR_MK_LSUM_V4 
 #define ARBOR_MK_SCORE_UNROLL 0
 #endif
 static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_MK_SCORE_UNROLL is 0 or 1");
+// ARBOR_MK_SCORE_PIPE=1 (off, prepared in gpu-next49, not yet run in the megakernel):
+// mkb::score_tile on raw f16 K rows (a decode item's one-chunk tiles, attn_scores_raw) loads an
+// element's halves of its Ct cells together and converts them by the hardware alone, and tests
+// its dots for a NaN once, by a ballot: a NaN in any lane runs the warp's tile again by the exact
+// loop, from +0. The megakernel's SASS (gpu-next49, `lvp`) has the one-head tile convert each
+// half by fp16_to_f32's select (7 instructions), 167 instructions an element round of 16 cells.
+// Exact: a lane's chain with no NaN half has fp16_to_f32's bits in every term, and a NaN term
+// leaves its dot a NaN. A first form (109af29: the next element's halves asked for early, two
+// combine_lanes_multi) gave attn_scores_raw 208/120 bytes of spills (32/32 without it) and was
+// slower in the probe; this one moves no function's spills (ptxas -v).
+#ifndef ARBOR_MK_SCORE_PIPE
+#define ARBOR_MK_SCORE_PIPE 0
+#endif
+#if ARBOR_MK_SCORE_PIPE != 0 && ARBOR_MK_SCORE_PIPE != 1
+#error "ARBOR_MK_SCORE_PIPE is 0 or 1"
+#endif
+#ifndef ARBOR_MK_SCORE_PIPE
+#define ARBOR_MK_SCORE_PIPE 0
+#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
