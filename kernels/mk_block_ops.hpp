@@ -567,17 +567,19 @@ __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long lon
 }
 // Host: the clocks zeroed (mk_stc_reset), or read into c and n (kStcSlots each; mk_stc_read);
 // the first failing runtime call's error, else hipSuccess.
+inline hipError_t mk_stc_symbols(void** c, void** n) {
+    const hipError_t e = hipGetSymbolAddress(c, HIP_SYMBOL(mk_stc_cycles));
+    return e == hipSuccess ? hipGetSymbolAddress(n, HIP_SYMBOL(mk_stc_n)) : e;
+}
 inline hipError_t mk_stc_reset() {
     void *c = nullptr, *n = nullptr;
-    hipError_t e = hipGetSymbolAddress(&c, HIP_SYMBOL(mk_stc_cycles));
-    if (e == hipSuccess) e = hipGetSymbolAddress(&n, HIP_SYMBOL(mk_stc_n));
+    hipError_t e = mk_stc_symbols(&c, &n);
     if (e == hipSuccess) e = hipMemset(c, 0, sizeof mk_stc_cycles);
     return e == hipSuccess ? hipMemset(n, 0, sizeof mk_stc_n) : e;
 }
 inline hipError_t mk_stc_read(unsigned long long* c, unsigned long long* n) {
     void *pc = nullptr, *pn = nullptr;
-    hipError_t e = hipGetSymbolAddress(&pc, HIP_SYMBOL(mk_stc_cycles));
-    if (e == hipSuccess) e = hipGetSymbolAddress(&pn, HIP_SYMBOL(mk_stc_n));
+    hipError_t e = mk_stc_symbols(&pc, &pn);
     if (e == hipSuccess) e = hipMemcpy(c, pc, sizeof mk_stc_cycles, hipMemcpyDeviceToHost);
     return e == hipSuccess ? hipMemcpy(n, pn, sizeof mk_stc_n, hipMemcpyDeviceToHost) : e;
 }
@@ -826,6 +828,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             // in the tests: for ARBOR_MK_O_SKIP_IDLE=0.)
             constexpr int kRow = 128 * 2;  // vrow where the forms run (eb == 2, hdv == 128)
             if constexpr (HM == 1 && DP == 1) {
+                // A round's 16 multiply-adds, cells in order (and its l with kLinO)
+                auto take16 = [&](const float* ec, const float* v) {
+#pragma unroll
+                    for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
+                    if constexpr (kLinO)
+#pragma unroll
+                        for (int u = 0; u < 16; ++u) l_own = num::add_rn(l_own, ec[u]);
+                };
 #if ARBOR_MK_O_PIPE
                 // ARBOR_MK_O_PIPE (mk_model.hpp): the same rounds, the halves converted by the
                 // hardware alone, the next round's asked for (in the source) as soon as this
@@ -845,11 +855,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         for (int u = 0; u < 16; ++u) v[u] = quant::blocks::fp16_to_f32_hw(rc[u]);
                         mkb::floats16(ep + r * 16, ec);
                         if (r + 1 < rounds) mkb::f16_rows16<kRow>(vp + (r + 1) * 16 * kRow, rc);
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
-                        if constexpr (kLinO)
-#pragma unroll
-                            for (int u = 0; u < 16; ++u) l_own = num::add_rn(l_own, ec[u]);
+                        take16(ec, v);
                     }
                     if (o[0][0] == o[0][0]) {
                         j = rounds * 16;  // (the rounds below are done)
@@ -870,11 +876,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
                         float v[16];
                         mkb::f16x8_to_f32(rc, v);
                         mkb::f16x8_to_f32(rc + 8, v + 8);
-#pragma unroll
-                        for (int u = 0; u < 16; ++u) o[0][0] = fmaf(ec[u], v[u], o[0][0]);
-                        if constexpr (kLinO)
-#pragma unroll
-                            for (int u = 0; u < 16; ++u) l_own = num::add_rn(l_own, ec[u]);
+                        take16(ec, v);
                     }
                 }
             }
