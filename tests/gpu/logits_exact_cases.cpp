@@ -183,6 +183,7 @@ void run_model_cases(const std::string& label, std::shared_ptr<const Model> mode
         batch_cases(env, plan);
         for (int64_t len : plan.park_lens) park_cases(env, len, plan.park_reverse);
         if (plan.session_park_len > 0) session_park_case(env, plan.session_park_len);
+        if (plan.nan_kv) nan_kv_case(env);
     }
 }
 

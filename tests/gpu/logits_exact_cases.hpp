@@ -13,6 +13,9 @@
 //                    (read_park_file) into a cache of the second, then decode steps; compared
 //                    with B never parked (the woken row is the park file's logits)
 //   session-parkL-a>b   the same through Session::park / Session::wake
+//   nan-kv           NaN and infinite K and V elements written into the cache of three of
+//                    four batched sequences: A and B equal with any NaN equal to any NaN, the
+//                    fourth sequence untouched (logits_exact_nan.cpp)
 // Each case runs once per KV type of its plan (/f16, /f32). Each side's rows are also checked
 // finite and not all equal.
 #pragma once
@@ -50,6 +53,7 @@ struct CasePlan {
     std::vector<int64_t> park_lens;
     bool park_reverse = false;                                // also park on B, wake on A
     int64_t session_park_len = 0;                             // 0: none
+    bool nan_kv = true;                                       // the nan-kv case
     // A test of the suite itself: flip the lowest bit of one logit of A's first row in every
     // case, which must then fail every case.
     bool plant_difference = false;
@@ -103,6 +107,7 @@ void prefill_cases(const CaseEnv& env, const CasePlan& plan);
 void batch_cases(const CaseEnv& env, const CasePlan& plan);
 void park_cases(const CaseEnv& env, int64_t len, bool reverse);
 void session_park_case(const CaseEnv& env, int64_t len);
+void nan_kv_case(const CaseEnv& env);
 
 // Every case of the plan, for each of its KV types.
 void run_model_cases(const std::string& label, std::shared_ptr<const Model> model, BackendPool& a, BackendPool& b,
