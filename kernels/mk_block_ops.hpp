@@ -19,6 +19,8 @@
 #include "mk_phase.hpp"
 #include "model/numerics.hpp"
 
+#include <cstdio>
+
 namespace arbor::gpu {
 
 constexpr int kMkBlockWarps = kMkBlockThreads / 32;
@@ -549,21 +551,42 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 #if ARBOR_MK_STAGE_CLOCKS
 // Measurement builds (ARBOR_MK_STAGE_CLOCKS, mk_model.hpp): a one-head decode item's pieces by the
 // SM's cycle counter, slot k's cycles and count summed over the items (kStc* below); the attention
-// probe and the megakernel's profile (mk_phases_read) print them. Only threads 0 and 224 (lane 0
-// of warps 0 and 7) record.
+// probe and the megakernel's profile (mk_phases_read) print them. The named slots: threads 0 and
+// 224 (lane 0 of warps 0 and 7). The warp slots (kStcWarp, 8 a phase): each warp's lane 0, from
+// the phase's start to its own end of the phase's work, and from there to its leaving the
+// barrier that ends the phase, for the score tiles, the softmax and the o loop: the warp whose
+// barrier wait is shortest is the one the barrier waits for.
 enum : int {
     kStcKIssue, kStcKWait, kStcKSync, kStcScores, kStcScoresSync, kStcSoftmax, kStcVIssue, kStcVWait, kStcVSync,
-    kStcVIssue7, kStcLSum7, kStcVWait7, kStcVSync7, kStcO, kStcOSync, kStcWrite, kStcSlots
+    kStcVIssue7, kStcLSum7, kStcVWait7, kStcVSync7, kStcO, kStcOSync, kStcWrite, kStcWarp,
+    kStcWarpPhases = 6, kStcSlots = kStcWarp + 8 * kStcWarpPhases
 };
-constexpr const char* kStcNames[kStcSlots] = {
+constexpr const char* kStcNames[kStcWarp] = {
     "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)", "softmax (t0)",
     "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)", "l sum (t224)", "V wait after the sum (t224)",
     "V barrier (t224)", "o loop (t0)", "o barrier (t0)", "write (t0)"};
+// The warp phases, in kStcWarp's order: (phase, warp) at kStcWarp + 8 * phase + warp.
+enum : int { kStcWScores, kStcWScoresBar, kStcWSoftmax, kStcWSoftmaxBar, kStcWO, kStcWOBar };
+constexpr const char* kStcWarpNames[kStcWarpPhases] = {"score tiles", "scores barrier", "softmax",
+                                                       "softmax barrier", "o loop", "o barrier"};
+// A slot's name: "score tiles (t0)", or "o loop (w3)" for a warp slot.
+inline void mk_stc_name(int k, char* out, size_t n) {
+    if (k < kStcWarp) std::snprintf(out, n, "%s", kStcNames[k]);
+    else std::snprintf(out, n, "%s (w%d)", kStcWarpNames[(k - kStcWarp) / 8], (k - kStcWarp) % 8);
+}
 __device__ unsigned long long mk_stc_cycles[kStcSlots];
 __device__ unsigned long long mk_stc_n[kStcSlots];
 __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long long c1) {
     atomicAdd(&mk_stc_cycles[slot], c1 - c0);
     atomicAdd(&mk_stc_n[slot], 1ull);
+}
+// A warp slot's two spans, by the warp's lane 0: start to end (the warp's work), end to left (its
+// wait at the barrier).
+__device__ inline void mk_stc_warp(int phase, unsigned long long start, unsigned long long end, unsigned long long left) {
+    if ((threadIdx.x & 31) != 0) return;
+    const int w = static_cast<int>(threadIdx.x / 32) & 7;
+    mk_stc(kStcWarp + 8 * phase + w, start, end);
+    mk_stc(kStcWarp + 8 * (phase + 1) + w, end, left);
 }
 // Host: the clocks zeroed (mk_stc_reset), or read into c and n (kStcSlots each; mk_stc_read);
 // the first failing runtime call's error, else hipSuccess.
@@ -760,6 +783,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     constexpr bool kV4 = ARBOR_MK_LSUM_V4 == 1 || (ARBOR_MK_LSUM_V4 == 2 && DP == 2);
 #endif
     [[maybe_unused]] bool v_ahead = false;  // the first V piece asked for before the softmax (kSoftmax)
+    ARBOR_STC(unsigned long long xc[2] = {0, 0});  // (the softmax's start and a warp's end of it, here)
 #if ARBOR_MK_V_AHEAD
     if constexpr (kSoftmax) {
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
@@ -774,9 +798,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async_ahead(stage, v0, vbytes, v_evict);
             v_ahead = true;
         }
-        ARBOR_STC(const unsigned long long xc0 = arbor_cycles());
+        ARBOR_STC(xc[0] = arbor_cycles());
         attn_softmax_warps(sc, ms, ls, n, gh, tid / 32, tid & 31);
-        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc0, arbor_cycles()));
+        ARBOR_STC(xc[1] = arbor_cycles());
+        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc[0], xc[1]));
         pc.mark(kPhAttnSoftmax);
     }
 #endif
@@ -787,6 +812,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         ARBOR_STC(const unsigned long long vc0 = arbor_cycles());
         ARBOR_STC(unsigned long long vc[5] = {vc0, vc0, vc0, 0, 0});  // (vc[1], vc[2]: dense cells)
+        ARBOR_STC(if (c0 == 0 && gh == 1 && xc[1] != 0) mk_stc_warp(kStcWSoftmax, xc[0], xc[1], vc0));
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             if (!(kSoftmax && c0 == 0 && v_ahead))  // (else in flight since before the softmax)
                 block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
@@ -998,10 +1024,12 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_STAGE_CLOCKS
         const unsigned long long oc1 = arbor_cycles();
         __syncthreads();
+        const unsigned long long oc2 = arbor_cycles();
         if (c0 == 0 && gh == 1 && threadIdx.x == 0) {
             mk_stc(kStcO, vc[4], oc1);
-            mk_stc(kStcOSync, oc1, arbor_cycles());
+            mk_stc(kStcOSync, oc1, oc2);
         }
+        if (c0 == 0 && gh == 1) mk_stc_warp(kStcWO, vc[4], oc1, oc2);
 #endif
         pc.mark(kPhAttnO);
     }
@@ -1307,13 +1335,15 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     ARBOR_STC(const unsigned long long kc4 = arbor_cycles());
     __syncthreads();
 #if ARBOR_MK_STAGE_CLOCKS
+    const unsigned long long kc5 = arbor_cycles();
     if (threadIdx.x == 0 && gh == 1) {
         mk_stc(kStcKIssue, kc0, kc1);
         mk_stc(kStcKWait, kc1, kc2);
         mk_stc(kStcKSync, kc2, kc3);
         mk_stc(kStcScores, kc3, kc4);
-        mk_stc(kStcScoresSync, kc4, arbor_cycles());
+        mk_stc(kStcScoresSync, kc4, kc5);
     }
+    if (gh == 1) mk_stc_warp(kStcWScores, kc3, kc4, kc5);
 #endif
     pc.mark(kPhAttnScores);
 }
