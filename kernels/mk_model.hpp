@@ -752,9 +752,6 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_SCORE_PIPE != 0 && ARBOR_MK_SCORE_PIPE != 1
 #error "ARBOR_MK_SCORE_PIPE is 0 or 1"
 #endif
-#ifndef ARBOR_MK_SCORE_PIPE
-#define ARBOR_MK_SCORE_PIPE 0
-#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
