@@ -353,6 +353,7 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
         unsigned long long c[kStcSlots] = {}, n[kStcSlots] = {};
         if (mk_stc_read(c, n) == hipSuccess)
             for (int k = 0; k < kStcSlots; ++k) {
+                if (n[k] == 0) continue;  // (a slot this build's items never reach)
                 char name[64], row[160];
                 mk_stc_name(k, name, sizeof name);
                 std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", name,

@@ -19,7 +19,9 @@
 #include "mk_phase.hpp"
 #include "model/numerics.hpp"
 
+#if ARBOR_MK_STAGE_CLOCKS
 #include <cstdio>
+#endif
 
 namespace arbor::gpu {
 
@@ -556,17 +558,18 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // the phase's start to its own end of the phase's work, and from there to its leaving the
 // barrier that ends the phase, for the score tiles, the softmax and the o loop: the warp whose
 // barrier wait is shortest is the one the barrier waits for.
+// The warp phases: (phase, warp) at slot kStcWarp + 8 * phase + warp.
+enum : int { kStcWScores, kStcWScoresBar, kStcWSoftmax, kStcWSoftmaxBar, kStcWO, kStcWOBar, kStcWarpPhases };
+static_assert(kMkBlockThreads == 8 * 32, "the warp slots count 8 warps a workgroup");
 enum : int {
     kStcKIssue, kStcKWait, kStcKSync, kStcScores, kStcScoresSync, kStcSoftmax, kStcVIssue, kStcVWait, kStcVSync,
     kStcVIssue7, kStcLSum7, kStcVWait7, kStcVSync7, kStcO, kStcOSync, kStcWrite, kStcWarp,
-    kStcWarpPhases = 6, kStcSlots = kStcWarp + 8 * kStcWarpPhases
+    kStcSlots = kStcWarp + 8 * kStcWarpPhases
 };
 constexpr const char* kStcNames[kStcWarp] = {
     "K issue (t0)", "K wait (t0)", "K barrier (t0)", "score tiles (t0)", "scores barrier (t0)", "softmax (t0)",
     "V issue (t0)", "V wait (t0)", "V barrier (t0)", "V issue (t224)", "l sum (t224)", "V wait after the sum (t224)",
     "V barrier (t224)", "o loop (t0)", "o barrier (t0)", "write (t0)"};
-// The warp phases, in kStcWarp's order: (phase, warp) at kStcWarp + 8 * phase + warp.
-enum : int { kStcWScores, kStcWScoresBar, kStcWSoftmax, kStcWSoftmaxBar, kStcWO, kStcWOBar };
 constexpr const char* kStcWarpNames[kStcWarpPhases] = {"score tiles", "scores barrier", "softmax",
                                                        "softmax barrier", "o loop", "o barrier"};
 // A slot's name: "score tiles (t0)", or "o loop (w3)" for a warp slot.
@@ -584,7 +587,7 @@ __device__ inline void mk_stc(int slot, unsigned long long c0, unsigned long lon
 // wait at the barrier).
 __device__ inline void mk_stc_warp(int phase, unsigned long long start, unsigned long long end, unsigned long long left) {
     if ((threadIdx.x & 31) != 0) return;
-    const int w = static_cast<int>(threadIdx.x / 32) & 7;
+    const int w = static_cast<int>(threadIdx.x / 32);
     mk_stc(kStcWarp + 8 * phase + w, start, end);
     mk_stc(kStcWarp + 8 * (phase + 1) + w, end, left);
 }
@@ -786,6 +789,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     ARBOR_STC(unsigned long long xc[2] = {0, 0});  // (the softmax's start and a warp's end of it, here)
 #if ARBOR_MK_V_AHEAD
     if constexpr (kSoftmax) {
+        ARBOR_STC(xc[0] = arbor_cycles());  // (the phase: warps 1-7 issue the V copy, warp 0 the softmax)
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
         // V rows, one piece, are asked for first (the score tiles' barrier has freed the stage;
         // the softmax touches only sc, ms and ls), by warps 1-7, while warp 0 runs the softmax.
@@ -798,10 +802,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             block_stage_async_ahead(stage, v0, vbytes, v_evict);
             v_ahead = true;
         }
-        ARBOR_STC(xc[0] = arbor_cycles());
+        ARBOR_STC(const unsigned long long xs = arbor_cycles());
         attn_softmax_warps(sc, ms, ls, n, gh, tid / 32, tid & 31);
         ARBOR_STC(xc[1] = arbor_cycles());
-        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xc[0], xc[1]));
+        ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xs, xc[1]));
         pc.mark(kPhAttnSoftmax);
     }
 #endif
@@ -812,7 +816,6 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
 #if ARBOR_MK_ASYNC_STAGE
         ARBOR_STC(const unsigned long long vc0 = arbor_cycles());
         ARBOR_STC(unsigned long long vc[5] = {vc0, vc0, vc0, 0, 0});  // (vc[1], vc[2]: dense cells)
-        ARBOR_STC(if (c0 == 0 && gh == 1 && xc[1] != 0) mk_stc_warp(kStcWSoftmax, xc[0], xc[1], vc0));
         if constexpr (std::is_same_v<Cells, DenseCells>) {
             if (!(kSoftmax && c0 == 0 && v_ahead))  // (else in flight since before the softmax)
                 block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
@@ -1029,7 +1032,10 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             mk_stc(kStcO, vc[4], oc1);
             mk_stc(kStcOSync, oc1, oc2);
         }
-        if (c0 == 0 && gh == 1) mk_stc_warp(kStcWO, vc[4], oc1, oc2);
+        if (c0 == 0 && gh == 1) {
+            mk_stc_warp(kStcWO, vc[4], oc1, oc2);
+            if (xc[1] != 0) mk_stc_warp(kStcWSoftmax, xc[0], xc[1], vc[0]);  // (vc[0]: after its barrier)
+        }
 #endif
         pc.mark(kPhAttnO);
     }

@@ -802,8 +802,8 @@ static_assert(ARBOR_MK_O_FIXED == 0 || ARBOR_MK_O_FIXED == 1, "ARBOR_MK_O_FIXED 
 // -0.04 to -0.15 ms against `lvb` on both shapes in every round. ptxas put the next round's loads
 // after the multiply-adds there and packed them in pairs, so rounds do not overlap yet (a form
 // with 32-bit registers and no branch before the loads had nvcc merge them into the next round's
-// start: GPU.md "gpu-next49"). No test yet puts a NaN V half through this path: its restore has
-// not run on a GPU.
+// start: GPU.md "gpu-next49"). gpu_logits_exact's nan-kv case (tests/gpu/logits_exact_nan.cpp)
+// puts NaN and infinite V elements through it (synth qwen3 tiny-hd128).
 #ifndef ARBOR_MK_O_PIPE
 #if defined(ARBOR_GPU_VENDOR_NVIDIA) && ARBOR_MK_O_FIXED
 #define ARBOR_MK_O_PIPE 1
@@ -854,7 +854,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // decode item's pieces timed by the SM's cycle counter in threads 0 and 224 (mk_stc in
 // mk_block_ops.hpp: the K copy's issue, wait and barrier, the score tiles, the softmax, the V
 // copy's issue, wait and barrier beside warp 7's l sum (none with ARBOR_MK_L_IN_O), the o loop
-// and the write), summed over the items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
+// and the write), and in each warp's lane 0 its end of the score tiles, the softmax (with
+// ARBOR_MK_V_AHEAD) and the o loop and its wait at the barrier after (mk_stc_warp), summed over
+// the items for arbor-gpu-attn-probe and the megakernel's profile (mk_phases_read) to print.
 #ifndef ARBOR_MK_STAGE_CLOCKS
 #define ARBOR_MK_STAGE_CLOCKS 0
 #endif

@@ -540,6 +540,7 @@ int main(int argc, char** argv) {
 #if ARBOR_MK_STAGE_CLOCKS
         std::printf("stage clocks, warm launches with the phase clocks off: cycles an item (items timed)\n");
         for (int k = 0; k < kStcSlots; ++k) {
+            if (stc_n[k] == 0) continue;  // (a slot this build's items never reach)
             char name[64];
             mk_stc_name(k, name, sizeof name);
             std::printf("  %-30s %9.0f  (%llu)\n", name, stc_n[k] ? double(stc_sum[k]) / double(stc_n[k]) : 0.0,

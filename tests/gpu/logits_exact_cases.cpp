@@ -55,6 +55,14 @@ bool all_rows_equal(const LogitRows& r) {
 
 }  // namespace
 
+void plant_difference(LogitRows& r) {
+    uint32_t u;
+    float& v = r.data[size_t(r.n_vocab / 2)];
+    std::memcpy(&u, &v, 4);
+    u ^= 1u;
+    std::memcpy(&v, &u, 4);
+}
+
 void judge(const CaseEnv& env, std::string_view base, const Result<LogitRows>& a, const Result<LogitRows>& b) {
     const std::string name = env.name(base);
     const std::string an = "A(" + env.a.spec().text + ")", bn = "B(" + env.b.spec().text + ")";
@@ -70,11 +78,7 @@ void judge(const CaseEnv& env, std::string_view base, const Result<LogitRows>& a
     LogitRows planted;
     if (env.plant) {
         planted = *a;
-        uint32_t u;
-        float& v = planted.data[size_t(planted.n_vocab / 2)];
-        std::memcpy(&u, &v, 4);
-        u ^= 1u;
-        std::memcpy(&v, &u, 4);
+        plant_difference(planted);
         got = &planted;
     }
     if (auto why = compare_rows(*got, *b, an, bn); !why.empty()) return env.rep.fail(env.label, name, why);

@@ -17,7 +17,7 @@
 //                    four batched sequences: A and B equal with any NaN equal to any NaN, the
 //                    fourth sequence untouched (logits_exact_nan.cpp)
 // Each case runs once per KV type of its plan (/f16, /f32). Each side's rows are also checked
-// finite and not all equal.
+// finite and not all equal (nan-kv: B's untouched sequence finite).
 #pragma once
 
 #include "logits_exact_backends.hpp"
@@ -53,7 +53,7 @@ struct CasePlan {
     std::vector<int64_t> park_lens;
     bool park_reverse = false;                                // also park on B, wake on A
     int64_t session_park_len = 0;                             // 0: none
-    bool nan_kv = true;                                       // the nan-kv case
+    bool nan_kv = false;                                      // the nan-kv case
     // A test of the suite itself: flip the lowest bit of one logit of A's first row in every
     // case, which must then fail every case.
     bool plant_difference = false;
@@ -99,6 +99,8 @@ struct CaseEnv {
 
 // Runs a script on a fresh cache of the pool's backend with this max_batch_tokens.
 Result<LogitRows> play(BackendPool& p, int64_t max_batch_tokens, KvType kv, const Script& s);
+// Flips the lowest bit of the middle logit of the first row (CasePlan::plant_difference).
+void plant_difference(LogitRows& r);
 // Reports one case: either side's error, a row that is not finite, rows that are all the same
 // (the runner would be collecting one row over and over), or the first difference.
 void judge(const CaseEnv& env, std::string_view base, const Result<LogitRows>& a, const Result<LogitRows>& b);

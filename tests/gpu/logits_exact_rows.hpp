@@ -16,7 +16,7 @@ namespace arbor::exact {
 struct RowKey {
     int32_t seq = 0;
     int64_t pos = 0;
-    int32_t step = 0;  // the eval call that produced it (for messages only)
+    int32_t step = 0;  // the eval call that produced it (messages; nan-kv picks the rows after its writes by it)
 };
 
 struct LogitRows {
