@@ -803,7 +803,24 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
             v_ahead = true;
         }
         ARBOR_STC(const unsigned long long xs = arbor_cycles());
+#if ARBOR_MK_SOFTMAX_WIDE
+        // ARBOR_MK_SOFTMAX_WIDE (mk_model.hpp): warp 0 takes the max as attn_softmax_warps does
+        // (the same scan and warp_max_keep: the same m), then every thread takes exponentials.
+        if (tid < 32) {
+            float m = sc[0];
+            for (int j = tid; j < n; j += 32)
+                if (sc[j] > m) m = sc[j];
+            m = warp_max_keep(m);
+            if (tid == 0) ms[0] = m;
+        }
+        __syncthreads();
+        {
+            const float m = ms[0];
+            for (int j = tid; j < n; j += kMkBlockThreads) sc[j] = num::exp_f(num::sub_rn(sc[j], m));
+        }
+#else
         attn_softmax_warps(sc, ms, ls, n, gh, tid / 32, tid & 31);
+#endif
         ARBOR_STC(xc[1] = arbor_cycles());
         ARBOR_STC(if (threadIdx.x == 0) mk_stc(kStcSoftmax, xs, xc[1]));
         pc.mark(kPhAttnSoftmax);

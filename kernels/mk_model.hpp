@@ -660,6 +660,19 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_SOFTMAX_SPREAD
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
+// ARBOR_MK_SOFTMAX_WIDE=1 (gpu-next50, off: prepared, not yet run): with ARBOR_MK_V_AHEAD, a
+// one-head decode item's softmax takes its max on warp 0 as before (attn_softmax_warps' scan and
+// warp_max_keep, into ms), then, after a workgroup barrier, every thread takes exponentials (229
+// cells: one a thread), not warp 0 alone (eight a lane, one after another). Each exponential is
+// the same function of the same score and max: the bits do not change. The warp stage clocks
+// (gpu-next50, `moer` decode@229) had warp 0's softmax at about 7100 cycles of an item's 16.9 us,
+// warps 1-7 waiting about 3550 of them at the barrier after their V copy's issue.
+#ifndef ARBOR_MK_SOFTMAX_WIDE
+#define ARBOR_MK_SOFTMAX_WIDE 0
+#endif
+#if ARBOR_MK_SOFTMAX_WIDE != 0 && ARBOR_MK_SOFTMAX_WIDE != 1
+#error "ARBOR_MK_SOFTMAX_WIDE is 0 or 1"
+#endif
 
 // ARBOR_MK_L_UNDER_V=1: an attention chunk's l (each head's sequential sum of its exponentials,
 // one thread a head) runs while the first V piece is in flight (attn_o_write, right after the
