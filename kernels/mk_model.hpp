@@ -931,6 +931,9 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_V_AHEAD != 0 && ARBOR_MK_V_AHEAD != 1
 #error "ARBOR_MK_V_AHEAD is 0 or 1"
 #endif
+#if ARBOR_MK_SOFTMAX_WIDE && !ARBOR_MK_L_IN_O && !ARBOR_MK_L_UNDER_V
+#error "ARBOR_MK_SOFTMAX_WIDE writes no l: the one-head item's comes from ARBOR_MK_L_IN_O or ARBOR_MK_L_UNDER_V"
+#endif
 // Measured and taken out (e65233c has it): ARBOR_MK_O_PAIRS_ONE, a one-head item's o loop with
 // two adjacent dims a thread (attn_o_write<1, 2>: one 4-byte V load a cell for both, on 64
 // threads at 128 dims). gpu-next49 (`op1`, H100): exact, but decode@229 +0.06 to +0.11 ms against
