@@ -357,7 +357,7 @@ void mk_phases_read(std::vector<std::string>& rows, int grid) {
                 char name[64], row[160];
                 mk_stc_name(k, name, sizeof name);
                 std::snprintf(row, sizeof row, "stage clock %-30s %9.0f cycles an item (%llu)", name,
-                              n[k] ? double(c[k]) / double(n[k]) : 0.0, n[k]);
+                              double(c[k]) / double(n[k]), n[k]);
                 rows.push_back(row);
             }
     }

@@ -557,7 +557,10 @@ __device__ inline void block_stage_k_f32(float* dst, int stride, const uint8_t* 
 // 224 (lane 0 of warps 0 and 7). The warp slots (kStcWarp, 8 a phase): each warp's lane 0, from
 // the phase's start to its own end of the phase's work, and from there to its leaving the
 // barrier that ends the phase, for the score tiles, the softmax and the o loop: the warp whose
-// barrier wait is shortest is the one the barrier waits for.
+// barrier wait is shortest is the one the barrier waits for. (gpu-next50: a clock read right
+// after bar.sync need not wait for the barrier, so a barrier span ending in one, as those of the
+// score tiles and the o loop and the t0 barrier slots, reads a few cycles whatever the wait; the
+// softmax's ends after more work.)
 // The warp phases: (phase, warp) at slot kStcWarp + 8 * phase + warp.
 enum : int { kStcWScores, kStcWScoresBar, kStcWSoftmax, kStcWSoftmaxBar, kStcWO, kStcWOBar, kStcWarpPhases };
 static_assert(kMkBlockThreads == 8 * 32, "the warp slots count 8 warps a workgroup");
@@ -674,18 +677,28 @@ __device__ inline void attn_chunk_ls(const float* sc, float* ls, int n, int gh) 
 }
 #endif
 
+// A head's scores e[0 .. n): their max by one warp (exact: the scan and warp_max_keep), and
+// e_j = exp_f(e_j - m) in place for j = first, first + step, ... (any thread's share: each
+// exponential is a function of its score and m alone).
+__device__ inline float attn_row_max(const float* e, int n, int lane) {
+    float m = e[0];
+    for (int j = lane; j < n; j += 32)
+        if (e[j] > m) m = e[j];
+    return warp_max_keep(m);
+}
+__device__ inline void attn_row_exps(float* e, int n, float m, int first, int step) {
+    for (int j = first; j < n; j += step) e[j] = num::exp_f(num::sub_rn(e[j], m));
+}
+
 // Step 3 of attn_chunk_cells (below) a warp a head (heads warp, warp + 8, ...): the max (exact),
 // then e_j = exp_f(s_j - m) in place, then lane 0's m (and l, without ARBOR_MK_L_UNDER_V). Also
 // attn_o_write's for a one-head item with ARBOR_MK_V_AHEAD.
 __device__ inline void attn_softmax_warps(float* sc, float* ms, float* ls, int n, int gh, int warp, int lane) {
     for (int h = warp; h < gh; h += kMkBlockWarps) {
         float* e = sc + h * mkm::kChunk;
-        float m = e[0];
-        for (int j = lane; j < n; j += 32)
-            if (e[j] > m) m = e[j];
-        m = warp_max_keep(m);
+        const float m = attn_row_max(e, n, lane);
         arbor_syncwarp();
-        for (int j = lane; j < n; j += 32) e[j] = num::exp_f(num::sub_rn(e[j], m));
+        attn_row_exps(e, n, m, lane, 32);
         arbor_syncwarp();
         if (lane == 0) {
             ms[h] = m;
@@ -804,20 +817,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         }
         ARBOR_STC(const unsigned long long xs = arbor_cycles());
 #if ARBOR_MK_SOFTMAX_WIDE
-        // ARBOR_MK_SOFTMAX_WIDE (mk_model.hpp): warp 0 takes the max as attn_softmax_warps does
-        // (the same scan and warp_max_keep: the same m), then every thread takes exponentials.
+        // ARBOR_MK_SOFTMAX_WIDE (mk_model.hpp): warp 0 takes the max as attn_softmax_warps does,
+        // then every thread takes exponentials.
         if (tid < 32) {
-            float m = sc[0];
-            for (int j = tid; j < n; j += 32)
-                if (sc[j] > m) m = sc[j];
-            m = warp_max_keep(m);
+            const float m = attn_row_max(sc, n, tid);
             if (tid == 0) ms[0] = m;
         }
         __syncthreads();
-        {
-            const float m = ms[0];
-            for (int j = tid; j < n; j += kMkBlockThreads) sc[j] = num::exp_f(num::sub_rn(sc[j], m));
-        }
+        attn_row_exps(sc, n, ms[0], tid, kMkBlockThreads);
 #else
         attn_softmax_warps(sc, ms, ls, n, gh, tid / 32, tid & 31);
 #endif

@@ -543,8 +543,7 @@ int main(int argc, char** argv) {
             if (stc_n[k] == 0) continue;  // (a slot this build's items never reach)
             char name[64];
             mk_stc_name(k, name, sizeof name);
-            std::printf("  %-30s %9.0f  (%llu)\n", name, stc_n[k] ? double(stc_sum[k]) / double(stc_n[k]) : 0.0,
-                        stc_n[k]);
+            std::printf("  %-30s %9.0f  (%llu)\n", name, double(stc_sum[k]) / double(stc_n[k]), stc_n[k]);
         }
 #endif
     }
