@@ -366,7 +366,13 @@ namespace mkb {
 // A staged K element as a float: the stage's floats as they are; raw f16 (attn_scores_raw) by
 // fp16_to_f32, as block_stage_k_f32 converts it.
 __device__ inline float k_f32(float k) { return k; }
-__device__ inline float k_f32(uint16_t k) { return quant::blocks::fp16_to_f32(k); }
+__device__ inline float k_f32(uint16_t k) {
+#if ARBOR_MK_SCORE_HW
+    return quant::blocks::fp16_to_f32_hw(k);  // every caller's value goes into an fmaf (mk_model.hpp)
+#else
+    return quant::blocks::fp16_to_f32(k);
+#endif
+}
 
 // The scores of heads hb .. hb + Ht - 1 and cells cb .. cb + Ct - 1 of a staged K piece (floats,
 // or raw f16: KT), by one warp: lane j runs accumulator j (elements j, j + 32, ... in order, as

@@ -765,6 +765,19 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_SCORE_PIPE != 0 && ARBOR_MK_SCORE_PIPE != 1
 #error "ARBOR_MK_SCORE_PIPE is 0 or 1"
 #endif
+// ARBOR_MK_SCORE_HW=1 (gpu-next51, off: prepared, not yet run): the score tiles (mkb::score_tile,
+// attn_score_tiles_qreg) take a raw f16 K element by the hardware's conversion alone
+// (fp16_to_f32_hw, one instruction) where fp16_to_f32 adds a select of its own NaN (7 a half in
+// the one-head tile's SASS: 112 of an element round's 167). Exact: the value only ever enters an
+// fmaf, so for a half that is not a NaN both give the same float, and a NaN half makes the dot a
+// NaN either way (the contract fixes no NaN payload; NVIDIA's fma returns its canonical NaN
+// whatever the operands' payloads). Unlike ARBOR_MK_SCORE_PIPE, no ballot and no second loop.
+#ifndef ARBOR_MK_SCORE_HW
+#define ARBOR_MK_SCORE_HW 0
+#endif
+#if ARBOR_MK_SCORE_HW != 0 && ARBOR_MK_SCORE_HW != 1
+#error "ARBOR_MK_SCORE_HW is 0 or 1"
+#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
