@@ -796,7 +796,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     // A decode item's V pieces (up to 8 rows): by the copy engine (ARBOR_MK_BULK_STAGE), and
     // evict-first in a pass that streams its cells (ARBOR_MK_KV_EVICT_FIRST); decided once, not
     // a piece (P.kv_stream is a load from the pass block).
-    const bool v_bulk = ARBOR_MK_BULK_STAGE && gh <= 8;
+    const bool v_bulk = (ARBOR_MK_BULK_STAGE || ARBOR_MK_V_BULK) && gh <= 8;
     const bool v_evict = ARBOR_MK_KV_EVICT_FIRST && gh <= 8 && P.kv_stream != 0;
 #endif
 #if ARBOR_MK_L_UNDER_V
@@ -817,7 +817,14 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         const long long vbytes = static_cast<long long>(n) * vrow;
         const unsigned long long at =
             reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage);
-        if (!v_bulk && n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0) {
+        const bool whole = n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0;
+#if ARBOR_MK_V_BULK
+        if (whole && v_bulk && !v_evict) {  // thread 0's bulk copy; the other threads go straight on
+            block_stage_async(stage, v0, vbytes, true, false);
+            v_ahead = true;
+        }
+#endif
+        if (whole && !v_bulk) {
             block_stage_async_ahead(stage, v0, vbytes, v_evict);
             v_ahead = true;
         }
@@ -1687,6 +1694,105 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
     if (c.n > 0) attn_chunk_cells(P, s, c.it.g, c.it.t, c.it.ch, DenseCells{c.first}, c.n, c.it.h0, c.it.gh, smem);
 }
 
+#if ARBOR_MK_COMBINE_REGS
+// mk_attn_combine_block's arithmetic, every step in the same order, with fewer round trips to L2
+// (ARBOR_MK_COMBINE_REGS, mk_model.hpp). For items whose chunks' l and weights fit the arena and
+// whose hp * hdv values are one a thread (thread tid: head tid / hdv, dim tid % hdv).
+//  0. Each thread asks for its value of the first kU chunks (they do not depend on M).
+//  1. Warp h (head h): its lanes load the l and m of G chunks each at once (chunks c0 + 32 k +
+//     lane); the first unskipped chunk f by a ballot, M from f's lane by a shuffle; each lane then
+//     takes `m > M` over its chunks in chunk order, the xor tree over the lanes: the scan of
+//     mk_attn_combine_block lane for lane. The l and weights into shared memory (the weights from
+//     the registers when every chunk fits one round of G), lane 0 runs L over them in chunk order.
+//  2. Every thread runs its O over the chunks in order, the next kU chunks' values asked for
+//     before the fmafs of these; O / L out, and each warp's 32 results are its Q8A block
+//     (warp_quantize_lanes, from the registers).
+__device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModelStage& s, const float* part, float* out,
+                                                 float* ml, int n_chunks, int hp, int hdv, long long cs, long long q_at) {
+    ARBOR_MK_SMEM(ml);
+    constexpr int kU = 16, G = 4;
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
+    auto lsh = [&](int h) { return ml + 2 * hp + 2 * h * n_chunks; };  // l of chunk c at [c], its weight at [n_chunks + c]
+    const bool mine = tid < hp * hdv;
+    const int h2 = tid / hdv;
+    const float* p2 = part + h2 * (hdv + 2) + tid % hdv;  // chunk c's value of this thread's (head, dim): p2[c * cs]
+    float v[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) v[u] = mine && u < n_chunks ? mk_ld(&p2[u * cs]) : 0.0f;
+    for (int h = warp; h < hp; h += kMkBlockWarps) {
+        const float* ph = part + h * (hdv + 2);
+        float* lw = lsh(h);
+        int f = n_chunks;  // the first unskipped chunk (warp-uniform)
+        float M = 0.0f;
+        float mv[G];
+        for (int c0 = 0; c0 < n_chunks; c0 += 32 * G) {
+            float lv[G];
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+                const int c = c0 + 32 * k + lane;
+                lv[k] = c < n_chunks ? mk_ld(&ph[c * cs + hdv + 1]) : -1.0f;  // past the end: skipped
+                mv[k] = c < n_chunks ? mk_ld(&ph[c * cs + hdv]) : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+                const bool live = !(lv[k] < 0.0f);
+                if (f == n_chunks)
+                    if (const unsigned b = arbor_ballot(live)) {
+                        const int src = __ffs(static_cast<int>(b)) - 1;
+                        f = c0 + 32 * k + src;
+                        M = __shfl(mv[k], src);
+                    }
+                if (live && mv[k] > M) M = mv[k];  // (no live chunk before f)
+                if (const int c = c0 + 32 * k + lane; c < n_chunks) lw[c] = lv[k];
+            }
+        }
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float x = __shfl_xor(M, o);
+            if (x > M) M = x;
+        }
+        if (n_chunks <= 32 * G) {
+#pragma unroll
+            for (int k = 0; k < G; ++k)
+                if (const int c = 32 * k + lane; c < n_chunks) lw[n_chunks + c] = num::attn_chunk_weight(mv[k], M);
+        } else {
+            for (int c = lane; c < n_chunks; c += 32) lw[n_chunks + c] = num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
+        }
+        arbor_syncwarp();
+        if (lane == 0) {
+            float L = 0.0f;
+#pragma unroll 8
+            for (int c = 0; c < n_chunks; ++c) {
+                const float l = lw[c];
+                L = l < 0.0f ? L : fmaf(l, lw[n_chunks + c], L);
+            }
+            ml[2 * h] = M;
+            ml[2 * h + 1] = L;
+        }
+    }
+    __syncthreads();
+    if (!mine) return;
+    const float* lw = lsh(h2);
+    float o = 0.0f;
+    for (int c = 0; c < n_chunks; c += kU) {
+        float nv[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) nv[u] = c + kU + u < n_chunks ? mk_ld(&p2[(c + kU + u) * cs]) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+            if (c + u < n_chunks) {
+                const float l = lw[c + u];
+                o = l < 0.0f ? o : fmaf(v[u], lw[n_chunks + c + u], o);
+            }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) v[u] = nv[u];
+    }
+    const float r = num::div_rn(o, ml[2 * h2 + 1]);
+    out[tid] = r;
+    // hp * hdv is whole Q8A blocks (attn_combine_heads): warp w's lanes hold block w's values
+    if (s.quantize_out) mkm::warp_quantize_lanes(r, P.attq + q_at / 32 + warp, lane);
+}
+#endif
+
 // Item (g * T + t) * parts + p: heads h0 = p * hp .. h0 + hp - 1 of KV head g, token t, the
 // chunks combined in chunk order (numerics.hpp), skipping the chunks marked empty (l < 0:
 // flashnext's chunks without an attended cell; a computed chunk has l >= 1, so a dense pass skips
@@ -1720,6 +1826,12 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     auto w_of = [&](int h, const float* ph, float M, int c) {
         return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
     };
+#if ARBOR_MK_COMBINE_REGS
+    if (cached && hp * hdv <= kMkBlockThreads) {
+        mk_attn_combine_regs(P, s, part, out, ml, n_chunks, hp, hdv, cs, t * att_w + (g * group + h0) * hdv);
+        return;
+    }
+#endif
     for (int h = warp; h < hp; h += kMkBlockWarps) {
         const float* ph = part + h * (hdv + 2);  // chunk c's row of head h: ph + c * cs
         int f = n_chunks;                        // the first unskipped chunk

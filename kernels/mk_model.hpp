@@ -778,6 +778,30 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_SCORE_HW != 0 && ARBOR_MK_SCORE_HW != 1
 #error "ARBOR_MK_SCORE_HW is 0 or 1"
 #endif
+// ARBOR_MK_COMBINE_REGS=1 (gpu-next51; NVIDIA's default, AMD builds keep 0 until a gfx1151 run
+// measures it): the attention combine item
+// (mk_attn_combine_block; mk_attn_combine_regs in mk_block_ops.hpp) with its L2 round trips cut
+// from about fifteen to three or four: each head's chunk l and m loaded four a lane at once (the
+// first unskipped chunk by a ballot over them, its m by a shuffle) where the scan loaded them
+// chunk by chunk and each m after its l; each thread's first 16 chunk values asked for before the
+// scan, the next 16 before each round's fmafs; the skip tests as selects, so the sums' shared
+// loads run ahead; the Q8A blocks from the registers, not from the written row. Every max, sum
+// and fmaf is the same, in the same order (the per-lane scan and the lane tree included): the
+// bits do not change. The profile of `moer` decode@16384 (gpu-next51 call A, H100): the combine
+// item 21.1 us, 16 of them a layer, the level about 22 us of a step's 166 us a layer.
+// Measured (gpu-next51 call B, H100, three rounds against the same build without it): exact
+// (365/0, 19/0, plain and streamed); the combine item 22.4 to 15.3 us; decode@16384 `moer` -0.23
+// to -0.27 ms and qwen3-4b -0.24 to -0.31; `moer` read50@16384 -2.7%, qwen3-4b -1.0%.
+#ifndef ARBOR_MK_COMBINE_REGS
+#if defined(ARBOR_GPU_VENDOR_NVIDIA)
+#define ARBOR_MK_COMBINE_REGS 1
+#else
+#define ARBOR_MK_COMBINE_REGS 0
+#endif
+#endif
+#if ARBOR_MK_COMBINE_REGS != 0 && ARBOR_MK_COMBINE_REGS != 1
+#error "ARBOR_MK_COMBINE_REGS is 0 or 1"
+#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
@@ -991,7 +1015,25 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_STAGE_TWICE != 0 && ARBOR_MK_STAGE_TWICE != 1 && ARBOR_MK_STAGE_TWICE != 2
 #error "ARBOR_MK_STAGE_TWICE is 0, 1 or 2"
 #endif
-#if ARBOR_MK_BULK_STAGE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// ARBOR_MK_V_BULK=1 (gpu-next51, off: prepared, not yet run): a decode item's V pieces go by the
+// copy engine as with ARBOR_MK_BULK_STAGE (mk_bulk_issue: one cp.async.bulk by thread 0, on the
+// workgroup's mbarrier), while K keeps cp.async, so ARBOR_MK_K_EARLY stays on (the mbarrier then
+// has only the V piece in flight); a streamed pass's V keeps cp.async (the evict-first policy).
+// With ARBOR_MK_V_AHEAD the one-head item's V goes so too, asked for before its softmax: the
+// cp.async form's issue by warps 1-7 stalls once the SM's outstanding requests are full (about
+// 4100 cycles, gpu-next50's warp clocks), and with ARBOR_MK_SOFTMAX_WIDE every thread waits for
+// it before the exponentials (gpu-next51 call A: softmax phase 3.39 us a mark). The same bytes
+// land in the same place: the bits do not change.
+#ifndef ARBOR_MK_V_BULK
+#define ARBOR_MK_V_BULK 0
+#endif
+#if ARBOR_MK_V_BULK != 0 && ARBOR_MK_V_BULK != 1
+#error "ARBOR_MK_V_BULK is 0 or 1"
+#endif
+#if ARBOR_MK_V_BULK && !ARBOR_MK_ASYNC_STAGE
+#error "ARBOR_MK_V_BULK replaces ARBOR_MK_ASYNC_STAGE's V copies"
+#endif
+#if (ARBOR_MK_BULK_STAGE || ARBOR_MK_V_BULK) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define ARBOR_MK_BULK_ON 1
 #else
 #define ARBOR_MK_BULK_ON 0

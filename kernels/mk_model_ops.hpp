@@ -49,9 +49,8 @@ __device__ inline float warp_dot_lanes(const float* a, const float* b, long long
 // Q8A block b of a row, lane-parallel: lane i holds element i. amax is exact in any order
 // (NaN never compares greater, as in q8a_quantize32), each q is the same element formula, and
 // the integer sum is exact. (Eight blocks interleaved in one warp measured slower on the H200:
-// block_quantize.)
-__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) {
-    const float xi = x[lane];
+// block_quantize.) warp_quantize_lanes takes the values from the lanes' registers: xi in lane i.
+__device__ inline void warp_quantize_lanes(const float xi, BlockQ8A* q, int lane) {
     float amax = fabsf(xi);
     if (!(amax == amax)) amax = 0.0f;
     for (int o = 16; o >= 1; o >>= 1) {
@@ -72,6 +71,7 @@ __device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane
         q->sum = s;
     }
 }
+__device__ inline void warp_quantize_block(const float* x, BlockQ8A* q, int lane) { warp_quantize_lanes(x[lane], q, lane); }
 
 // Q8A blocks of y[0..n) (n a multiple of 32) into q, one block after another, each
 // lane-parallel (interleaving them measured slower: block_quantize). Call after a syncwarp.
