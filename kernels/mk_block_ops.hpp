@@ -364,7 +364,7 @@ __device__ inline void block_stage_rows(uint8_t* dst, const uint8_t* base, long 
 namespace mkb {
 
 // A staged K element as a float: the stage's floats as they are; raw f16 (attn_scores_raw) by
-// fp16_to_f32, as block_stage_k_f32 converts it.
+// fp16_to_f32, as block_stage_k_f32 converts it (by fp16_to_f32_hw with ARBOR_MK_SCORE_HW).
 __device__ inline float k_f32(float k) { return k; }
 __device__ inline float k_f32(uint16_t k) {
 #if ARBOR_MK_SCORE_HW
@@ -808,7 +808,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     ARBOR_STC(unsigned long long xc[2] = {0, 0});  // (the softmax's start and a warp's end of it, here)
 #if ARBOR_MK_V_AHEAD
     if constexpr (kSoftmax) {
-        ARBOR_STC(xc[0] = arbor_cycles());  // (the phase: warps 1-7 issue the V copy, warp 0 the softmax)
+        ARBOR_STC(xc[0] = arbor_cycles());  // (the phase: warps 1-7 issue the V copy (ARBOR_MK_V_BULK: thread 0), warp 0 the softmax)
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
         // V rows, one piece, are asked for first (the score tiles' barrier has freed the stage;
         // the softmax touches only sc, ms and ls), by warps 1-7, while warp 0 runs the softmax.
@@ -818,16 +818,13 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         const unsigned long long at =
             reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage);
         const bool whole = n <= vpiece && ((at | static_cast<unsigned long long>(vbytes)) & 15) == 0;
-#if ARBOR_MK_V_BULK
-        if (whole && v_bulk && !v_evict) {  // thread 0's bulk copy; the other threads go straight on
-            block_stage_async(stage, v0, vbytes, true, false);
-            v_ahead = true;
-        }
-#endif
-        if (whole && !v_bulk) {
-            block_stage_async_ahead(stage, v0, vbytes, v_evict);
-            v_ahead = true;
-        }
+        // ARBOR_MK_V_BULK: thread 0's bulk copy, the other threads straight on; a streamed pass's
+        // copy (evict-first) by warps 1-7 as without it. (ARBOR_MK_BULK_STAGE alone: the V goes
+        // after the softmax, by the loop below.)
+        const bool bulk_ahead = ARBOR_MK_V_BULK && v_bulk && !v_evict;
+        if (whole && bulk_ahead) block_stage_async(stage, v0, vbytes, true, false);
+        else if (whole && (!v_bulk || ARBOR_MK_V_BULK)) block_stage_async_ahead(stage, v0, vbytes, v_evict);
+        v_ahead = whole && (bulk_ahead || !v_bulk || ARBOR_MK_V_BULK);
         ARBOR_STC(const unsigned long long xs = arbor_cycles());
 #if ARBOR_MK_SOFTMAX_WIDE
         // ARBOR_MK_SOFTMAX_WIDE (mk_model.hpp): warp 0 takes the max as attn_softmax_warps does,
@@ -1707,23 +1704,27 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 //  2. Every thread runs its O over the chunks in order, the next kU chunks' values asked for
 //     before the fmafs of these; O / L out, and each warp's 32 results are its Q8A block
 //     (warp_quantize_lanes, from the registers).
+// Its phase marks (bench --profile): "combine: l, m, max" (0 and 1, the weights included), "combine:
+// L", "combine: o" (2, the division and the write), "combine: q8a".
 __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModelStage& s, const float* part, float* out,
-                                                 float* ml, int n_chunks, int hp, int hdv, long long cs, long long q_at) {
+                                                 float* ml, int n_chunks, int hp, int hdv, long long cs, long long at) {
     ARBOR_MK_SMEM(ml);
     constexpr int kU = 16, G = 4;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
-    auto lsh = [&](int h) { return ml + 2 * hp + 2 * h * n_chunks; };  // l of chunk c at [c], its weight at [n_chunks + c]
+    PhaseClock pc;
     const bool mine = tid < hp * hdv;
     const int h2 = tid / hdv;
     const float* p2 = part + h2 * (hdv + 2) + tid % hdv;  // chunk c's value of this thread's (head, dim): p2[c * cs]
     float v[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) v[u] = mine && u < n_chunks ? mk_ld(&p2[u * cs]) : 0.0f;
-    for (int h = warp; h < hp; h += kMkBlockWarps) {
-        const float* ph = part + h * (hdv + 2);
-        float* lw = lsh(h);
-        int f = n_chunks;  // the first unskipped chunk (warp-uniform)
-        float M = 0.0f;
+    // Head `warp` (hp <= kMkBlockWarps: the caller checks): l of chunk c at lw[c], its weight at
+    // lw[n_chunks + c]
+    float* lw = ml + 2 * hp + 2 * warp * n_chunks;
+    float M = 0.0f;
+    if (warp < hp) {
+        const float* ph = part + warp * (hdv + 2);
+        bool found = false;  // an unskipped chunk seen (warp-uniform)
         float mv[G];
         for (int c0 = 0; c0 < n_chunks; c0 += 32 * G) {
             float lv[G];
@@ -1736,13 +1737,12 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
 #pragma unroll
             for (int k = 0; k < G; ++k) {
                 const bool live = !(lv[k] < 0.0f);
-                if (f == n_chunks)
-                    if (const unsigned b = arbor_ballot(live)) {
-                        const int src = __ffs(static_cast<int>(b)) - 1;
-                        f = c0 + 32 * k + src;
-                        M = __shfl(mv[k], src);
+                if (!found)
+                    if (const unsigned b = arbor_ballot(live)) {  // the first unskipped chunk: M = its m
+                        M = __shfl(mv[k], __ffs(static_cast<int>(b)) - 1);
+                        found = true;
                     }
-                if (live && mv[k] > M) M = mv[k];  // (no live chunk before f)
+                if (live && mv[k] > M) M = mv[k];  // (no live chunk before the first)
                 if (const int c = c0 + 32 * k + lane; c < n_chunks) lw[c] = lv[k];
             }
         }
@@ -1758,38 +1758,44 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
             for (int c = lane; c < n_chunks; c += 32) lw[n_chunks + c] = num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
         }
         arbor_syncwarp();
-        if (lane == 0) {
-            float L = 0.0f;
+    }
+    pc.mark(kPhCombScan);
+    if (warp < hp && lane == 0) {
+        float L = 0.0f;
 #pragma unroll 8
-            for (int c = 0; c < n_chunks; ++c) {
-                const float l = lw[c];
-                L = l < 0.0f ? L : fmaf(l, lw[n_chunks + c], L);
-            }
-            ml[2 * h] = M;
-            ml[2 * h + 1] = L;
+        for (int c = 0; c < n_chunks; ++c) {
+            const float l = lw[c];
+            L = l < 0.0f ? L : fmaf(l, lw[n_chunks + c], L);
         }
+        ml[2 * warp] = M;
+        ml[2 * warp + 1] = L;
     }
     __syncthreads();
-    if (!mine) return;
-    const float* lw = lsh(h2);
-    float o = 0.0f;
-    for (int c = 0; c < n_chunks; c += kU) {
-        float nv[kU];
+    pc.mark(kPhCombL);
+    float r = 0.0f;
+    if (mine) {
+        const float* lw2 = ml + 2 * hp + 2 * h2 * n_chunks;
+        float o = 0.0f;
+        for (int c = 0; c < n_chunks; c += kU) {
+            float nv[kU];
 #pragma unroll
-        for (int u = 0; u < kU; ++u) nv[u] = c + kU + u < n_chunks ? mk_ld(&p2[(c + kU + u) * cs]) : 0.0f;
+            for (int u = 0; u < kU; ++u) nv[u] = c + kU + u < n_chunks ? mk_ld(&p2[(c + kU + u) * cs]) : 0.0f;
 #pragma unroll
-        for (int u = 0; u < kU; ++u)
-            if (c + u < n_chunks) {
-                const float l = lw[c + u];
-                o = l < 0.0f ? o : fmaf(v[u], lw[n_chunks + c + u], o);
-            }
+            for (int u = 0; u < kU; ++u)
+                if (c + u < n_chunks) {
+                    const float l = lw2[c + u];
+                    o = l < 0.0f ? o : fmaf(v[u], lw2[n_chunks + c + u], o);
+                }
 #pragma unroll
-        for (int u = 0; u < kU; ++u) v[u] = nv[u];
+            for (int u = 0; u < kU; ++u) v[u] = nv[u];
+        }
+        r = num::div_rn(o, ml[2 * h2 + 1]);
+        out[tid] = r;
     }
-    const float r = num::div_rn(o, ml[2 * h2 + 1]);
-    out[tid] = r;
-    // hp * hdv is whole Q8A blocks (attn_combine_heads): warp w's lanes hold block w's values
-    if (s.quantize_out) mkm::warp_quantize_lanes(r, P.attq + q_at / 32 + warp, lane);
+    pc.mark(kPhCombO);
+    // hp * hdv is whole Q8A blocks (the caller checks): warp w's lanes hold block w's values
+    if (mine && s.quantize_out) mkm::warp_quantize_lanes(r, P.attq + at / 32 + warp, lane);
+    pc.mark(kPhCombQ8a);
 }
 #endif
 
@@ -1803,7 +1809,9 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
 //     w_c = exp_f(m_c - M) in shared memory (each once); lane 0 runs L over the chunks in order.
 //  2. Every thread runs its (head, dim)'s O over the chunks in order, loading 16 chunks' values
 //     before their fmafs (one latency per 16 chunks), and writes O / L.
-// Both the dense combine and flashnext's run here.
+// Both the dense combine and flashnext's run here. With ARBOR_MK_COMBINE_REGS (NVIDIA's default)
+// every item whose l and weights fit the arena and whose hp * hdv values are one a thread in whole
+// warps goes to mk_attn_combine_regs instead: the same arithmetic, fewer round trips to L2.
 __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const MkModelStage& s, long long item, float* smem) {
     ARBOR_MK_SMEM(smem);
     const MkDims& d = P.d;
@@ -1827,7 +1835,7 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
         return cached ? lsh(h)[n_chunks + c] : num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
     };
 #if ARBOR_MK_COMBINE_REGS
-    if (cached && hp * hdv <= kMkBlockThreads) {
+    if (cached && hp <= kMkBlockWarps && hp * hdv <= kMkBlockThreads && hp * hdv % 32 == 0) {
         mk_attn_combine_regs(P, s, part, out, ml, n_chunks, hp, hdv, cs, t * att_w + (g * group + h0) * hdv);
         return;
     }

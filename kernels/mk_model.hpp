@@ -778,6 +778,9 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_SCORE_HW != 0 && ARBOR_MK_SCORE_HW != 1
 #error "ARBOR_MK_SCORE_HW is 0 or 1"
 #endif
+#if ARBOR_MK_SCORE_HW && ARBOR_MK_SCORE_PIPE
+#error "ARBOR_MK_SCORE_PIPE's rerun would convert by the hardware again: not with ARBOR_MK_SCORE_HW"
+#endif
 // ARBOR_MK_COMBINE_REGS=1 (gpu-next51; NVIDIA's default, AMD builds keep 0 until a gfx1151 run
 // measures it): the attention combine item
 // (mk_attn_combine_block; mk_attn_combine_regs in mk_block_ops.hpp) with its L2 round trips cut
@@ -1018,7 +1021,8 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 // ARBOR_MK_V_BULK=1 (gpu-next51, off: prepared, not yet run): a decode item's V pieces go by the
 // copy engine as with ARBOR_MK_BULK_STAGE (mk_bulk_issue: one cp.async.bulk by thread 0, on the
 // workgroup's mbarrier), while K keeps cp.async, so ARBOR_MK_K_EARLY stays on (the mbarrier then
-// has only the V piece in flight); a streamed pass's V keeps cp.async (the evict-first policy).
+// has only the V piece in flight); a streamed pass's V keeps cp.async (the evict-first policy),
+// the one-head item's still asked for ahead by warps 1-7.
 // With ARBOR_MK_V_AHEAD the one-head item's V goes so too, asked for before its softmax: the
 // cp.async form's issue by warps 1-7 stalls once the SM's outstanding requests are full (about
 // 4100 cycles, gpu-next50's warp clocks), and with ARBOR_MK_SOFTMAX_WIDE every thread waits for

@@ -36,6 +36,10 @@ enum MkPhase : int {
     kPhRmsQuant,     // its Q8A blocks
     kPhDownSlot,     // expert down (every 16th item): one slot's expert id and two row dots
     kPhDownAdd,      // the residual add
+    kPhCombScan,     // attention combine (mk_attn_combine_regs): each head's l and m, the max, the weights
+    kPhCombL,        // L over the chunks (one lane a head)
+    kPhCombO,        // every (head, dim)'s o over the chunks, the division, the write
+    kPhCombQ8a,      // the Q8A blocks
     kMkPhases
 };
 
@@ -45,7 +49,8 @@ inline const char* const kMkPhaseNames[kMkPhases] = {
     "tile: dots",          "select: logits in",  "select: softmax",     "select: top-k",
     "select: write",       "expert ffn: route",  "expert ffn: dots",    "expert ffn: store",
     "rms: x and w in",     "rms: sum, scale",    "rms: write",          "rms: q8a",
-    "expert down: a slot", "expert down: add"};
+    "expert down: a slot", "expert down: add",  "combine: l, m, max",  "combine: L",
+    "combine: o",          "combine: q8a"};
 
 __device__ unsigned mk_phase_on;
 

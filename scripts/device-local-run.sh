@@ -27,8 +27,8 @@
 # ARBOR_LR_DEEP_SHAPES (default moer), each from one
 # saved 16k context (made by the first build), in each round after the rows at 229 (so two rounds
 # time them twice; the first column is the round, as for every row); with
-# ARBOR_LR_DEEP_PROFILE=1 a profiled ARBOR_LR_DEEP_PROFILE_ROWS (default read50@16384) of the
-# first deep shape for each (build, setting). ARBOR_LR_PROFILE=1: a profile of ARBOR_LR_PROFILE_ROWS (default read50@229) on each of
+# ARBOR_LR_DEEP_PROFILE=1 a profiled ARBOR_LR_DEEP_PROFILE_ROWS (default read50@16384; rows at
+# 16384 cells, from the saved context) of the first deep shape for each (build, setting). ARBOR_LR_PROFILE=1: a profile of ARBOR_LR_PROFILE_ROWS (default read50@229) on each of
 # ARBOR_LR_PROFILE_SHAPES (default moer) for each, into profile-SHAPE-I.txt (rows at 229 cells:
 # a deep row would need the saved context). ARBOR_LR_SASS=1: each build's SASS (cuobjdump, about
 # 14 s and 7 MB gzipped a build) into sass-NAME.gz, for scripts/sass-loops.py. Writes
