@@ -821,10 +821,9 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         // ARBOR_MK_V_BULK: thread 0's bulk copy, the other threads straight on; a streamed pass's
         // copy (evict-first) by warps 1-7 as without it. (ARBOR_MK_BULK_STAGE alone: the V goes
         // after the softmax, by the loop below.)
-        const bool bulk_ahead = ARBOR_MK_V_BULK && v_bulk && !v_evict;
-        if (whole && bulk_ahead) block_stage_async(stage, v0, vbytes, true, false);
-        else if (whole && (!v_bulk || ARBOR_MK_V_BULK)) block_stage_async_ahead(stage, v0, vbytes, v_evict);
-        v_ahead = whole && (bulk_ahead || !v_bulk || ARBOR_MK_V_BULK);
+        v_ahead = whole && (!v_bulk || ARBOR_MK_V_BULK);
+        if (v_ahead && v_bulk && !v_evict) block_stage_async(stage, v0, vbytes, true, false);
+        else if (v_ahead) block_stage_async_ahead(stage, v0, vbytes, v_evict);
         ARBOR_STC(const unsigned long long xs = arbor_cycles());
 #if ARBOR_MK_SOFTMAX_WIDE
         // ARBOR_MK_SOFTMAX_WIDE (mk_model.hpp): warp 0 takes the max as attn_softmax_warps does,
