@@ -794,7 +794,8 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 // item 21.1 us, 16 of them a layer, the level about 22 us of a step's 166 us a layer.
 // Measured (gpu-next51 call B, H100, three rounds against the same build without it): exact
 // (365/0, 19/0, plain and streamed); the combine item 22.4 to 15.3 us; decode@16384 `moer` -0.23
-// to -0.27 ms and qwen3-4b -0.24 to -0.31; `moer` read50@16384 -2.7%, qwen3-4b -1.0%.
+// to -0.27 ms and qwen3-4b -0.24 to -0.31; read50@16384 qwen3-4b -0.9% (against main too), `moer`
+// -2.7% (against main -0.3%, the build's other two switches costing that read 2.5%).
 #ifndef ARBOR_MK_COMBINE_REGS
 #if defined(ARBOR_GPU_VENDOR_NVIDIA)
 #define ARBOR_MK_COMBINE_REGS 1
