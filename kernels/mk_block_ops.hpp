@@ -808,7 +808,7 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
     ARBOR_STC(unsigned long long xc[2] = {0, 0});  // (the softmax's start and a warp's end of it, here)
 #if ARBOR_MK_V_AHEAD
     if constexpr (kSoftmax) {
-        ARBOR_STC(xc[0] = arbor_cycles());  // (the phase: warps 1-7 issue the V copy (ARBOR_MK_V_BULK: thread 0), warp 0 the softmax)
+        ARBOR_STC(xc[0] = arbor_cycles());  // (the phase: the V copy's issue, warp 0 the softmax)
         // ARBOR_MK_V_AHEAD: a one-head item's step 3 runs here (attn_chunk_cells skipped it). Its
         // V rows, one piece, are asked for first (the score tiles' barrier has freed the stage;
         // the softmax touches only sc, ms and ls), by warps 1-7, while warp 0 runs the softmax.
@@ -1822,8 +1822,8 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     const long long cs = static_cast<long long>(group) * (hdv + 2);  // one chunk's rows
     const int n_chunks = static_cast<int>(P.pos[t] / mkm::kChunk + 1);
     const float* part = P.attn_part + (t * d.n_head_kv + g) * MC * cs + static_cast<long long>(h0) * (hdv + 2);
-    const long long att_w = d.n_head * hdv;
-    float* out = P.att + t * att_w + (g * group + h0) * hdv;
+    const long long at = t * d.n_head * hdv + (g * group + h0) * hdv;  // the item's span of Att (and AttQ)
+    float* out = P.att + at;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     float* ml = smem;  // [hp][2]: M and L of each head
     const bool cached = 2 * hp + 2 * hp * n_chunks <= kMkSmemFloats;  // l and w of every chunk of every head
@@ -1835,7 +1835,7 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     };
 #if ARBOR_MK_COMBINE_REGS
     if (cached && hp <= kMkBlockWarps && hp * hdv <= kMkBlockThreads && hp * hdv % 32 == 0) {
-        mk_attn_combine_regs(P, s, part, out, ml, n_chunks, hp, hdv, cs, t * att_w + (g * group + h0) * hdv);
+        mk_attn_combine_regs(P, s, part, out, ml, n_chunks, hp, hdv, cs, at);
         return;
     }
 #endif
@@ -1894,7 +1894,7 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     if (s.quantize_out) {  // the span is whole Q8A blocks (attn_combine_heads)
         __syncthreads();
         const long long span = static_cast<long long>(hp) * hdv;
-        mkb::block_quantize(out, span, P.attq + (t * att_w + (g * group + h0) * hdv) / 32);
+        mkb::block_quantize(out, span, P.attq + at / 32);
     }
 }
 

@@ -660,13 +660,16 @@ constexpr long long kMkDownSplitTokens = 8;
 #ifndef ARBOR_MK_SOFTMAX_SPREAD
 #define ARBOR_MK_SOFTMAX_SPREAD 0
 #endif
-// ARBOR_MK_SOFTMAX_WIDE=1 (gpu-next50, off: prepared, not yet run): with ARBOR_MK_V_AHEAD, a
-// one-head decode item's softmax takes its max on warp 0 as before (attn_softmax_warps' scan and
-// warp_max_keep, into ms), then, after a workgroup barrier, every thread takes exponentials (229
-// cells: one a thread), not warp 0 alone (eight a lane, one after another). Each exponential is
-// the same function of the same score and max: the bits do not change. The warp stage clocks
-// (gpu-next50, `moer` decode@229) had warp 0's softmax at about 7100 cycles of an item's 16.9 us,
-// warps 1-7 waiting about 3550 of them at the barrier after their V copy's issue.
+// ARBOR_MK_SOFTMAX_WIDE=1 (gpu-next50, off: measured in gpu-next51, not taken): with
+// ARBOR_MK_V_AHEAD, a one-head decode item's softmax takes its max on warp 0 as before
+// (attn_softmax_warps' scan and warp_max_keep, into ms), then, after a workgroup barrier, every
+// thread takes exponentials (229 cells: one a thread), not warp 0 alone (eight a lane, one after
+// another). Each exponential is the same function of the same score and max: the bits do not
+// change. The warp stage clocks (gpu-next50, `moer` decode@229) had warp 0's softmax at about 7100
+// cycles of an item's 16.9 us, warps 1-7 waiting about 3550 of them at the barrier after their V
+// copy's issue. gpu-next51 (calls A and B, with ARBOR_MK_SCORE_HW; call C, with ARBOR_MK_V_BULK):
+// exact; the softmax phase 4.46 to 3.39 us a mark (2.66 with V_BULK), decode@229 within the spread,
+// `moer` read50@16384 +2.5% with SCORE_HW, decode@16384 +0.04 to +0.08 with V_BULK.
 #ifndef ARBOR_MK_SOFTMAX_WIDE
 #define ARBOR_MK_SOFTMAX_WIDE 0
 #endif
@@ -765,13 +768,13 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_SCORE_PIPE != 0 && ARBOR_MK_SCORE_PIPE != 1
 #error "ARBOR_MK_SCORE_PIPE is 0 or 1"
 #endif
-// ARBOR_MK_SCORE_HW=1 (gpu-next51, off: prepared, not yet run): the score tiles (mkb::score_tile,
-// attn_score_tiles_qreg) take a raw f16 K element by the hardware's conversion alone
-// (fp16_to_f32_hw, one instruction) where fp16_to_f32 adds a select of its own NaN (7 a half in
-// the one-head tile's SASS: 112 of an element round's 167). Exact: the value only ever enters an
-// fmaf, so for a half that is not a NaN both give the same float, and a NaN half makes the dot a
-// NaN either way (the contract fixes no NaN payload; NVIDIA's fma returns its canonical NaN
-// whatever the operands' payloads). Unlike ARBOR_MK_SCORE_PIPE, no ballot and no second loop.
+// ARBOR_MK_SCORE_HW=1 (gpu-next51, off: measured, not taken, with ARBOR_MK_SOFTMAX_WIDE above): the
+// score tiles (mkb::score_tile, attn_score_tiles_qreg) take a raw f16 K element by the hardware's
+// conversion alone (fp16_to_f32_hw, one instruction) where fp16_to_f32 adds a select of its own NaN
+// (7 a half in the one-head tile's SASS: 112 of an element round's 167). Exact: the value only ever
+// enters an fmaf, so for a half that is not a NaN both give the same float, and a NaN half makes
+// the dot a NaN either way (the contract fixes no NaN payload; NVIDIA's fma returns its canonical
+// NaN whatever the operands' payloads). Unlike ARBOR_MK_SCORE_PIPE, no ballot and no second loop.
 #ifndef ARBOR_MK_SCORE_HW
 #define ARBOR_MK_SCORE_HW 0
 #endif
@@ -1019,16 +1022,16 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #if ARBOR_MK_STAGE_TWICE != 0 && ARBOR_MK_STAGE_TWICE != 1 && ARBOR_MK_STAGE_TWICE != 2
 #error "ARBOR_MK_STAGE_TWICE is 0, 1 or 2"
 #endif
-// ARBOR_MK_V_BULK=1 (gpu-next51, off: prepared, not yet run): a decode item's V pieces go by the
-// copy engine as with ARBOR_MK_BULK_STAGE (mk_bulk_issue: one cp.async.bulk by thread 0, on the
-// workgroup's mbarrier), while K keeps cp.async, so ARBOR_MK_K_EARLY stays on (the mbarrier then
-// has only the V piece in flight); a streamed pass's V keeps cp.async (the evict-first policy),
-// the one-head item's still asked for ahead by warps 1-7.
+// ARBOR_MK_V_BULK=1 (gpu-next51, off: measured, not taken, with ARBOR_MK_SOFTMAX_WIDE above): a
+// decode item's V pieces go by the copy engine as with ARBOR_MK_BULK_STAGE (mk_bulk_issue: one
+// cp.async.bulk by thread 0, on the workgroup's mbarrier), while K keeps cp.async, so
+// ARBOR_MK_K_EARLY stays on (the mbarrier then has only the V piece in flight); a streamed pass's V
+// keeps cp.async (the evict-first policy), the one-head item's still asked for ahead by warps 1-7.
 // With ARBOR_MK_V_AHEAD the one-head item's V goes so too, asked for before its softmax: the
-// cp.async form's issue by warps 1-7 stalls once the SM's outstanding requests are full (about
-// 4100 cycles, gpu-next50's warp clocks), and with ARBOR_MK_SOFTMAX_WIDE every thread waits for
-// it before the exponentials (gpu-next51 call A: softmax phase 3.39 us a mark). The same bytes
-// land in the same place: the bits do not change.
+// cp.async form's issue by warps 1-7 stalls once the SM's outstanding requests are full (about 4100
+// cycles, gpu-next50's warp clocks), and with ARBOR_MK_SOFTMAX_WIDE every thread waits for it
+// before the exponentials (gpu-next51 call A: softmax phase 3.39 us a mark). The same bytes land in
+// the same place: the bits do not change.
 #ifndef ARBOR_MK_V_BULK
 #define ARBOR_MK_V_BULK 0
 #endif
