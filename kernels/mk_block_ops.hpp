@@ -233,6 +233,28 @@ __device__ inline void block_stage_async_ahead(void* dst, const void* src, long 
 #endif
 }
 #endif
+#if ARBOR_MK_COMBINE_STAGE
+// `rows` rows of `row_bytes` each (16-byte words, src, dst and `stride` 16-byte aligned: the
+// caller checks) from src + r * stride into dst + r * row_bytes, by every thread of the
+// workgroup as one commit group (cp.async where there is one, else through registers, landed
+// when this returns); the block calls block_stage_wait, then __syncthreads, before reading dst.
+__device__ inline void block_stage_rows_async(void* dst, const void* src, int rows, int row_bytes, long long stride) {
+    const int wr = row_bytes / 16, n = rows * wr;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
+        const int r = i / wr, w = i - r * wr;
+        cp_async16(d + 16u * i, static_cast<const char*>(src) + r * stride + 16 * w);
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
+        const int r = i / wr, w = i - r * wr;
+        static_cast<uint4*>(dst)[i] = *reinterpret_cast<const uint4*>(static_cast<const char*>(src) + r * stride + 16 * w);
+    }
+#endif
+}
+#endif
 __device__ inline void block_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -735,6 +757,9 @@ struct AttnOut {
 #if ARBOR_MK_ATTN_TOKENS
     int ghq;  // heads a token (row h: token t + h / ghq, head h0 + h % ghq)
 #endif
+#if ARBOR_MK_V_HALVES
+    bool v_early = false;  // the V rows, one piece, asked for by attn_scores_raw (ARBOR_MK_V_HALVES)
+#endif
 };
 
 // Cells of a V piece: as many rows as the stage holds, a multiple of 8 above 8 (every 8-cell
@@ -850,7 +875,8 @@ __device__ __noinline__ void attn_o_write(const AttnOut<Cells>& a, PhaseClock& p
         ARBOR_STC(const unsigned long long vc0 = arbor_cycles());
         ARBOR_STC(unsigned long long vc[5] = {vc0, vc0, vc0, 0, 0});  // (vc[1], vc[2]: dense cells)
         if constexpr (std::is_same_v<Cells, DenseCells>) {
-            if (!(kSoftmax && c0 == 0 && v_ahead))  // (else in flight since before the softmax)
+            // (else in flight since before the softmax, or since the scores with ARBOR_MK_V_HALVES)
+            if (!(kSoftmax && c0 == 0 && v_ahead) ARBOR_MK_VH(&&!(!kSoftmax && c0 == 0 && a.v_early)))
                 block_stage_async(stage, v0 + static_cast<long long>(c0) * vrow, static_cast<long long>(np) * vrow,
                                   v_bulk, v_evict);
             ARBOR_STC(vc[1] = arbor_cycles());
@@ -1330,6 +1356,9 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
 #if ARBOR_MK_K_EARLY
                                              , int k_done  // rows already asked for (mk_attn_k_early)
 #endif
+#if ARBOR_MK_V_HALVES
+                                             , const uint8_t* v_early, int vrow  // the V rows to ask for by halves (or null)
+#endif
 ) {
     ARBOR_MK_SMEM(qs);
     ARBOR_MK_SMEM(sc);
@@ -1366,6 +1395,28 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
     pc.mark(kPhAttnKStage);
 #endif
     const uint16_t* kst = reinterpret_cast<const uint16_t*>(stage);
+#if ARBOR_MK_V_HALVES
+    // ARBOR_MK_V_HALVES (mk_model.hpp): with v_early the rows' tiles in two halves (n1 cells, then
+    // the rest), each half's V rows asked for into its K rows once every warp is done with them
+    // (vrow <= 2 hdk: the caller checks). One call of each tile function (three inlined copies
+    // of attn_score_tiles gave this function 160/160 bytes of spills, 32/32 with one).
+    const int n1 = v_early ? ((n + 1) / 2 + 15) / 16 * 16 : n;  // (whole tiles: no tile of the first half reads past it)
+    for (int c0 = 0; c0 < n;) {
+        const int np = c0 == 0 ? n1 : n - n1;
+#if ARBOR_MK_SCORE_QREG
+        if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst + c0 * hdk, hdk, gh, np, c0, sc, scale);
+        else
+#endif
+            attn_score_tiles(qs, hdk, kst + c0 * hdk, hdk, gh, np, c0, sc, scale);
+        if (!v_early) break;
+        __syncthreads();  // every warp is done with these K rows
+        block_stage_async(stage + static_cast<long long>(c0) * vrow, v_early + static_cast<long long>(c0) * vrow,
+                          static_cast<long long>(np) * vrow, false, evict_first);
+        c0 += np;
+    }
+    ARBOR_STC(const unsigned long long kc4 = arbor_cycles());
+    if (!v_early) __syncthreads();
+#else
 #if ARBOR_MK_SCORE_QREG
     if (gh > 4 && hdk <= 128) attn_score_tiles_qreg<8, 1>(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     else
@@ -1373,6 +1424,7 @@ __device__ __noinline__ void attn_scores_raw(const uint8_t* k0, int n, int hdk, 
         attn_score_tiles(qs, hdk, kst, hdk, gh, n, 0, sc, scale);
     ARBOR_STC(const unsigned long long kc4 = arbor_cycles());
     __syncthreads();
+#endif
 #if ARBOR_MK_STAGE_CLOCKS
     const unsigned long long kc5 = arbor_cycles();
     if (threadIdx.x == 0 && gh == 1) {
@@ -1506,12 +1558,22 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
         if (threadIdx.x == 0) mk_k_early_src = nullptr;
     }
 #endif
+#if ARBOR_MK_V_HALVES
+    // ARBOR_MK_V_HALVES: a raw item of several heads (one head: ARBOR_MK_V_AHEAD's form) whose V
+    // rows, one piece, fit below each half's K rows, in 16-byte words
+    const int vrow = hdv * eb;
+    const uint8_t* v_early =
+        !kOne && raw && gh > 1 && n >= 32 && vrow <= 2 * hdk && n <= attn_vpiece(stage_bytes, vrow) &&
+                ((reinterpret_cast<unsigned long long>(v0) | reinterpret_cast<unsigned long long>(stage) | vrow) & 15) == 0
+            ? v0
+            : nullptr;
+#endif
 #if ARBOR_MK_STAGE_TWICE
     if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, v0, hdv, P.kv_stream != 0);
 #elif ARBOR_MK_K_EARLY
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0, k_done);
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0, k_done ARBOR_MK_VH(, v_early, vrow));
 #else
-    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0);
+    if (raw) attn_scores_raw(k0, n, hdk, qs, gh, sc, stage, d.attn_scale, pc, P.kv_stream != 0 ARBOR_MK_VH(, v_early, vrow));
 #endif
     else
 #endif
@@ -1575,9 +1637,9 @@ __device__ __noinline__ void attn_chunk_cells(const MkPass& P, const MkModelStag
     const bool pairs = eb == 2 && hdv % 2 == 0 && hpt >= 8 && hpt2 <= 8;
 #endif
 #if ARBOR_MK_ATTN_TOKENS
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0, ghq ARBOR_MK_VH(, v_early != nullptr)};
 #else
-    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0};
+    const AttnOut<Cells> out{P, s, g, t, ch, cells, first, n, h0, gh, sc, ms, ls, stage, stage_bytes, v0 ARBOR_MK_VH(, v_early != nullptr)};
 #endif
 #if ARBOR_MK_O_PAIRS
     if (pairs && hpt2 <= 4) attn_o_write<4, 2>(out, pc);
@@ -1691,35 +1753,53 @@ __device__ inline void mk_attn_chunk_block(const MkPass& P, const MkModelStage& 
 }
 
 #if ARBOR_MK_COMBINE_REGS
+// The floats before a staged combine's chunk rows (ARBOR_MK_COMBINE_STAGE): M and L of each head,
+// then each head's l and weight of every chunk, rounded up to a 16-byte word.
+__device__ inline int combine_stage_at(int hp, int n_chunks) { return (2 * hp + 2 * hp * n_chunks + 3) & ~3; }
+
 // mk_attn_combine_block's arithmetic, every step in the same order, with fewer round trips to L2
 // (ARBOR_MK_COMBINE_REGS, mk_model.hpp). For items whose chunks' l and weights fit the arena and
 // whose hp * hdv values are one a thread (thread tid: head tid / hdv, dim tid % hdv).
-//  0. Each thread asks for its value of the first kU chunks (they do not depend on M).
+//  0. Each thread asks for its value of the first kU chunks (they do not depend on M); Staged
+//     (ARBOR_MK_COMBINE_STAGE): the workgroup asks for every chunk's rows of the item's heads
+//     into the arena instead, by cp.async, the arena holding them (the caller checks).
 //  1. Warp h (head h): its lanes load the l and m of G chunks each at once (chunks c0 + 32 k +
 //     lane); the first unskipped chunk f by a ballot, M from f's lane by a shuffle; each lane then
 //     takes `m > M` over its chunks in chunk order, the xor tree over the lanes: the scan of
 //     mk_attn_combine_block lane for lane. The l and weights into shared memory (the weights from
-//     the registers when every chunk fits one round of G), lane 0 runs L over them in chunk order.
+//     the registers when every chunk fits one round of G), lane 0 runs L over them in chunk order;
+//     Staged, each chunk's l and weight side by side (one 8-byte load), and no lane runs L: every
+//     thread runs its head's L in its own o loop, the same chain in the same order.
 //  2. Every thread runs its O over the chunks in order, the next kU chunks' values asked for
-//     before the fmafs of these; O / L out, and each warp's 32 results are its Q8A block
-//     (warp_quantize_lanes, from the registers).
+//     before the fmafs of these (Staged: from the arena); O / L out, and each warp's 32 results
+//     are its Q8A block (warp_quantize_lanes, from the registers).
 // Its phase marks (bench --profile): "combine: l, m, max" (0 and 1, the weights included), "combine:
-// L", "combine: o" (2, the division and the write), "combine: q8a".
+// L" (Staged: the wait for the rows), "combine: o" (2, the division and the write), "combine: q8a".
+template <bool Staged>
 __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModelStage& s, const float* part, float* out,
                                                  float* ml, int n_chunks, int hp, int hdv, long long cs, long long at) {
     ARBOR_MK_SMEM(ml);
-    constexpr int kU = 16, G = 4;
+    constexpr int kU = Staged ? 1 : 16, G = 4;
     const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31;
     PhaseClock pc;
     const bool mine = tid < hp * hdv;
-    const int h2 = tid / hdv;
+    const int h2 = tid / hdv, row = hp * (hdv + 2);  // row: the item's floats of one chunk
     const float* p2 = part + h2 * (hdv + 2) + tid % hdv;  // chunk c's value of this thread's (head, dim): p2[c * cs]
+    float* rows = ml + combine_stage_at(hp, n_chunks);    // Staged: chunk c's rows at rows[c * row]
     float v[kU];
+    if constexpr (Staged) {
+#if ARBOR_MK_COMBINE_STAGE
+        block_stage_rows_async(rows, part, n_chunks, row * 4, cs * 4);
+#endif
+    } else {
 #pragma unroll
-    for (int u = 0; u < kU; ++u) v[u] = mine && u < n_chunks ? mk_ld(&p2[u * cs]) : 0.0f;
-    // Head `warp` (hp <= kMkBlockWarps: the caller checks): l of chunk c at lw[c], its weight at
-    // lw[n_chunks + c]
+        for (int u = 0; u < kU; ++u) v[u] = mine && u < n_chunks ? mk_ld(&p2[u * cs]) : 0.0f;
+    }
+    // Head `warp` (hp <= kMkBlockWarps: the caller checks): l of chunk c at lw[li(c)], its weight
+    // at lw[wi(c)]
     float* lw = ml + 2 * hp + 2 * warp * n_chunks;
+    auto li = [&](int c) { return Staged ? 2 * c : c; };
+    auto wi = [&](int c) { return Staged ? 2 * c + 1 : n_chunks + c; };
     float M = 0.0f;
     if (warp < hp) {
         const float* ph = part + warp * (hdv + 2);
@@ -1742,7 +1822,7 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
                         found = true;
                     }
                 if (live && mv[k] > M) M = mv[k];  // (no live chunk before the first)
-                if (const int c = c0 + 32 * k + lane; c < n_chunks) lw[c] = lv[k];
+                if (const int c = c0 + 32 * k + lane; c < n_chunks) lw[li(c)] = lv[k];
             }
         }
         for (int o = 16; o >= 1; o >>= 1) {
@@ -1752,14 +1832,18 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
         if (n_chunks <= 32 * G) {
 #pragma unroll
             for (int k = 0; k < G; ++k)
-                if (const int c = 32 * k + lane; c < n_chunks) lw[n_chunks + c] = num::attn_chunk_weight(mv[k], M);
+                if (const int c = 32 * k + lane; c < n_chunks) lw[wi(c)] = num::attn_chunk_weight(mv[k], M);
         } else {
-            for (int c = lane; c < n_chunks; c += 32) lw[n_chunks + c] = num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
+            for (int c = lane; c < n_chunks; c += 32) lw[wi(c)] = num::attn_chunk_weight(mk_ld(&ph[c * cs + hdv]), M);
         }
         arbor_syncwarp();
     }
     pc.mark(kPhCombScan);
-    if (warp < hp && lane == 0) {
+    if constexpr (Staged) {
+#if ARBOR_MK_COMBINE_STAGE
+        block_stage_wait();
+#endif
+    } else if (warp < hp && lane == 0) {
         float L = 0.0f;
 #pragma unroll 8
         for (int c = 0; c < n_chunks; ++c) {
@@ -1772,7 +1856,22 @@ __device__ __noinline__ void mk_attn_combine_regs(const MkPass& P, const MkModel
     __syncthreads();
     pc.mark(kPhCombL);
     float r = 0.0f;
-    if (mine) {
+    if constexpr (Staged) {
+        if (mine) {
+            const float2* lw2 = reinterpret_cast<const float2*>(ml + 2 * hp + 2 * h2 * n_chunks);  // (l, weight) of chunk c
+            const float* r2 = rows + (p2 - part);
+            float o = 0.0f, L = 0.0f;
+#pragma unroll 8
+            for (int c = 0; c < n_chunks; ++c) {
+                const float2 q = lw2[c];
+                const float x = r2[c * row];
+                o = q.x < 0.0f ? o : fmaf(x, q.y, o);
+                L = q.x < 0.0f ? L : fmaf(q.x, q.y, L);
+            }
+            r = num::div_rn(o, L);
+            out[tid] = r;
+        }
+    } else if (mine) {
         const float* lw2 = ml + 2 * hp + 2 * h2 * n_chunks;
         float o = 0.0f;
         for (int c = 0; c < n_chunks; c += kU) {
@@ -1835,7 +1934,16 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
     };
 #if ARBOR_MK_COMBINE_REGS
     if (cached && hp <= kMkBlockWarps && hp * hdv <= kMkBlockThreads && hp * hdv % 32 == 0) {
-        mk_attn_combine_regs(P, s, part, out, ml, n_chunks, hp, hdv, cs, at);
+#if ARBOR_MK_COMBINE_STAGE
+        // Every chunk's rows of the item's heads fit the arena after the l and weights, in 16-byte words
+        const int row = hp * (hdv + 2);
+        if (combine_stage_at(hp, n_chunks) + n_chunks * row <= kMkSmemFloats && row % 4 == 0 && cs % 4 == 0 &&
+            (reinterpret_cast<unsigned long long>(part) & 15) == 0) {
+            mk_attn_combine_regs<true>(P, s, part, out, ml, n_chunks, hp, hdv, cs, at);
+            return;
+        }
+#endif
+        mk_attn_combine_regs<false>(P, s, part, out, ml, n_chunks, hp, hdv, cs, at);
         return;
     }
 #endif

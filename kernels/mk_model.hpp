@@ -809,6 +809,23 @@ static_assert(ARBOR_MK_SCORE_UNROLL == 0 || ARBOR_MK_SCORE_UNROLL == 1, "ARBOR_M
 #if ARBOR_MK_COMBINE_REGS != 0 && ARBOR_MK_COMBINE_REGS != 1
 #error "ARBOR_MK_COMBINE_REGS is 0 or 1"
 #endif
+// ARBOR_MK_COMBINE_STAGE=1 (gpu-next52, off until measured): a combine item that
+// mk_attn_combine_regs takes asks for every chunk's rows of its heads (65 chunks x 2 heads x 130
+// floats at 16384 cells, 66 KiB) into the arena by cp.async at its start, while its warps scan the
+// l and m, and every thread then runs its o from there, where it took five rounds of 16 chunk
+// values from L2 one after another (gpu-next51 call D: 6.42 us of the 14.1 us item). Each thread
+// also runs its head's L in the same loop, the chain lane 0 ran alone (1.11 us and a barrier).
+// The same values in the same order: the bits do not change. Items whose rows do not fit the
+// arena (more than 77 chunks of two 128-dim heads: about 19.7k cells) keep the form above.
+#ifndef ARBOR_MK_COMBINE_STAGE
+#define ARBOR_MK_COMBINE_STAGE 0
+#endif
+#if ARBOR_MK_COMBINE_STAGE != 0 && ARBOR_MK_COMBINE_STAGE != 1
+#error "ARBOR_MK_COMBINE_STAGE is 0 or 1"
+#endif
+#if ARBOR_MK_COMBINE_STAGE && !(ARBOR_MK_COMBINE_REGS && ARBOR_MK_ASYNC_STAGE)
+#error "ARBOR_MK_COMBINE_STAGE is a form of ARBOR_MK_COMBINE_REGS's item and takes ARBOR_MK_ASYNC_STAGE's copies"
+#endif
 // ARBOR_MK_O_SKIP_IDLE=1 and ARBOR_MK_O_FIXED=1 (gpu-next41/42), the o loop of attn_o_write:
 // - O_SKIP_IDLE: the threads of a slice that holds no head (slice >= gh: a decode item of one
 //   128-dim head leaves threads 128-255 without one) skip the loop. They used to run it whole
@@ -1040,6 +1057,28 @@ static_assert(ARBOR_MK_O_SKIP_IDLE == 0 || ARBOR_MK_O_SKIP_IDLE == 1, "ARBOR_MK_
 #endif
 #if ARBOR_MK_V_BULK && !ARBOR_MK_ASYNC_STAGE
 #error "ARBOR_MK_V_BULK replaces ARBOR_MK_ASYNC_STAGE's V copies"
+#endif
+// ARBOR_MK_V_HALVES=1 (gpu-next52, off until measured): a decode chunk item of several heads whose
+// chunk goes raw in one piece (attn_scores_raw) and whose V rows fit the stage in one piece scores
+// its K rows in two halves (n1 cells, a multiple of 16, then the rest), and asks for each half's
+// V rows into that half's K rows as soon as every warp's tiles of them are done (a barrier between
+// the halves), where attn_o_write asked for the whole V after the softmax. At 16384 cells every
+// one of a layer's 260 items asked for its 64 KiB of V at about the same moment, and the chunk
+// item (34.5 us) waited 6.7-7.9 us a mark for it while the HBM idled through the scores
+// (gpu-next51 call A). The same dots, the same bytes in the same place: the bits do not change.
+#ifndef ARBOR_MK_V_HALVES
+#define ARBOR_MK_V_HALVES 0
+#endif
+#if ARBOR_MK_V_HALVES != 0 && ARBOR_MK_V_HALVES != 1
+#error "ARBOR_MK_V_HALVES is 0 or 1"
+#endif
+#if ARBOR_MK_V_HALVES && (!ARBOR_MK_ASYNC_STAGE || ARBOR_MK_STAGE_TWICE)
+#error "ARBOR_MK_V_HALVES copies by ARBOR_MK_ASYNC_STAGE's cp.async; not with ARBOR_MK_STAGE_TWICE"
+#endif
+#if ARBOR_MK_V_HALVES
+#define ARBOR_MK_VH(...) __VA_ARGS__
+#else
+#define ARBOR_MK_VH(...)
 #endif
 #if (ARBOR_MK_BULK_STAGE || ARBOR_MK_V_BULK) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define ARBOR_MK_BULK_ON 1

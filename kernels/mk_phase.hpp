@@ -37,7 +37,7 @@ enum MkPhase : int {
     kPhDownSlot,     // expert down (every 16th item): one slot's expert id and two row dots
     kPhDownAdd,      // the residual add
     kPhCombScan,     // attention combine (mk_attn_combine_regs): each head's l and m, the max, the weights
-    kPhCombL,        // L over the chunks (one lane a head)
+    kPhCombL,        // L over the chunks (one lane a head); with ARBOR_MK_COMBINE_STAGE the wait for the rows
     kPhCombO,        // every (head, dim)'s o over the chunks, the division, the write
     kPhCombQ8a,      // the Q8A blocks
     kMkPhases
