@@ -239,8 +239,8 @@ __device__ inline void block_stage_async_ahead(void* dst, const void* src, long 
 // workgroup as one commit group (cp.async where there is one, else through registers, landed
 // when this returns); the block calls block_stage_wait, then __syncthreads, before reading dst.
 __device__ inline void block_stage_rows_async(void* dst, const void* src, int rows, int row_bytes, long long stride) {
-    const int wr = row_bytes / 16, n = rows * wr;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const int wr = row_bytes / 16, n = rows * wr;
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
         const int r = i / wr, w = i - r * wr;
@@ -248,10 +248,8 @@ __device__ inline void block_stage_rows_async(void* dst, const void* src, int ro
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #else
-    for (int i = static_cast<int>(threadIdx.x); i < n; i += kMkBlockThreads) {
-        const int r = i / wr, w = i - r * wr;
-        static_cast<uint4*>(dst)[i] = *reinterpret_cast<const uint4*>(static_cast<const char*>(src) + r * stride + 16 * w);
-    }
+    for (int r = 0; r < rows; ++r)
+        block_stage(static_cast<char*>(dst) + r * row_bytes, static_cast<const char*>(src) + r * stride, row_bytes);
 #endif
 }
 #endif
@@ -1935,9 +1933,10 @@ __device__ __noinline__ inline void mk_attn_combine_block(const MkPass& P, const
 #if ARBOR_MK_COMBINE_REGS
     if (cached && hp <= kMkBlockWarps && hp * hdv <= kMkBlockThreads && hp * hdv % 32 == 0) {
 #if ARBOR_MK_COMBINE_STAGE
-        // Every chunk's rows of the item's heads fit the arena after the l and weights, in 16-byte words
+        // Every chunk's rows of the item's heads fit the arena after the l and weights, in 16-byte
+        // words (cs, group / hp rows, is then too)
         const int row = hp * (hdv + 2);
-        if (combine_stage_at(hp, n_chunks) + n_chunks * row <= kMkSmemFloats && row % 4 == 0 && cs % 4 == 0 &&
+        if (combine_stage_at(hp, n_chunks) + n_chunks * row <= kMkSmemFloats && row % 4 == 0 &&
             (reinterpret_cast<unsigned long long>(part) & 15) == 0) {
             mk_attn_combine_regs<true>(P, s, part, out, ml, n_chunks, hp, hdv, cs, at);
             return;
